@@ -1,0 +1,224 @@
+"""The shapes every part of Proctor agrees on: descriptors, calls, results, decisions, context.
+
+Frozen dataclasses: parsed once at the boundary, trusted inside the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+ActionType = Literal["read", "write", "destructive", "external", "unknown"]
+Risk = Literal["low", "medium", "high", "critical"]
+Impact = Literal["read", "write", "destructive", "unknown"]
+Effect = Literal["allow", "require_approval", "block"]
+Outcome = Literal["executed", "failed", "blocked", "held"]
+
+ACTION_TYPES: tuple[ActionType, ...] = ("read", "write", "destructive", "external", "unknown")
+RISKS: tuple[Risk, ...] = ("low", "medium", "high", "critical")
+IMPACTS: tuple[Impact, ...] = ("read", "write", "destructive", "unknown")
+EFFECTS: tuple[Effect, ...] = ("allow", "require_approval", "block")
+RISK_ORDER: Mapping[Risk, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+
+def effective_impact(
+    action_type: ActionType, *, reversible: bool, external_side_effect: bool
+) -> Impact:
+    """Anything irreversible or externally visible is destructive, whatever it was declared."""
+    if action_type in ("destructive", "external") or not reversible or external_side_effect:
+        return "destructive"
+    if action_type == "unknown":
+        return "unknown"
+    return "write" if action_type == "write" else "read"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDescriptor:
+    """What a tool is and what it can do to the world. `name` is namespaced (`fs.read`)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    source: str
+    action_type: ActionType
+    risk: Risk
+    reversible: bool
+    external_side_effect: bool
+    idempotent: bool
+
+    @property
+    def namespace(self) -> str:
+        return self.name.rsplit(".", 1)[0] if "." in self.name else ""
+
+    @property
+    def impact(self) -> Impact:
+        return effective_impact(
+            self.action_type,
+            reversible=self.reversible,
+            external_side_effect=self.external_side_effect,
+        )
+
+    def surface(self) -> dict[str, Any]:
+        """Every field as plain JSON: what the registry digest is computed over."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": dict(self.input_schema),
+            "source": self.source,
+            "action_type": self.action_type,
+            "risk": self.risk,
+            "reversible": self.reversible,
+            "external_side_effect": self.external_side_effect,
+            "idempotent": self.idempotent,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is acting: the human or service (`actor`), the agent, and the team owning it."""
+
+    actor: str
+    agent: str
+    team: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One proposed call. `call_id` is deterministic within a run (`c1`, `c2`, ...)."""
+
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    run_id: str
+    principal: Principal
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The policy's verdict on one call, with the evidence that produced it."""
+
+    effect: Effect
+    rule_ids: tuple[str, ...]
+    reason: str
+    policy_digest: str
+    registry_digest: str
+    message: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.effect == "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What came back for one call. A blocked or held call is a result, never an exception."""
+
+    call_id: str
+    tool: str
+    outcome: Outcome
+    output: str = ""
+    error: str | None = None
+    reason: str | None = None
+    truncated: bool = False
+    decision: Decision | None = None
+    approval_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "executed"
+
+
+@dataclass(frozen=True, slots=True)
+class RunUsage:
+    """Run-level facts the firewall needs for a decision (fed by the harness)."""
+
+    tokens_used: int = 0
+    tainted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyContext:
+    """Only structured facts about a proposed call.
+
+    There is deliberately no field for model-generated text (reasoning, intent, the
+    user's message): prompt-injected prose has nowhere to go. A test pins this field list.
+    """
+
+    tool: str
+    known: bool
+    source: str
+    action_type: ActionType
+    risk: Risk
+    impact: Impact
+    reversible: bool
+    external_side_effect: bool
+    idempotent: bool
+    arguments: Mapping[str, Any]
+    principal: Principal
+    run_id: str
+    tokens_used: int
+    budget_usage: Mapping[str, int] = field(default_factory=dict)
+    tainted: bool = False
+    registry_digest: str = ""
+
+    @classmethod
+    def for_call(
+        cls,
+        call: ToolCall,
+        descriptor: ToolDescriptor | None,
+        *,
+        registry_digest: str,
+        usage: RunUsage | None = None,
+        budget_usage: Mapping[str, int] | None = None,
+    ) -> PolicyContext:
+        usage = usage or RunUsage()
+        if descriptor is None:
+            # An unregistered name: the most dangerous facts, so no rule can mistake it for safe.
+            return cls(
+                tool=call.tool,
+                known=False,
+                source="",
+                action_type="unknown",
+                risk="critical",
+                impact="unknown",
+                reversible=False,
+                external_side_effect=True,
+                idempotent=False,
+                arguments=call.arguments,
+                principal=call.principal,
+                run_id=call.run_id,
+                tokens_used=usage.tokens_used,
+                budget_usage=dict(budget_usage or {}),
+                tainted=usage.tainted,
+                registry_digest=registry_digest,
+            )
+        return cls(
+            tool=call.tool,
+            known=True,
+            source=descriptor.source,
+            action_type=descriptor.action_type,
+            risk=descriptor.risk,
+            impact=descriptor.impact,
+            reversible=descriptor.reversible,
+            external_side_effect=descriptor.external_side_effect,
+            idempotent=descriptor.idempotent,
+            arguments=call.arguments,
+            principal=call.principal,
+            run_id=call.run_id,
+            tokens_used=usage.tokens_used,
+            budget_usage=dict(budget_usage or {}),
+            tainted=usage.tainted,
+            registry_digest=registry_digest,
+        )
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where tools live (in-process, MCP stdio, MCP HTTP). Only the firewall calls `call`."""
+
+    name: str
+
+    def list_tools(self) -> list[ToolDescriptor]: ...
+
+    def call(self, call: ToolCall) -> ToolResult: ...

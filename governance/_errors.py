@@ -1,0 +1,41 @@
+"""One error base for governance; configuration errors apart from runtime errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GovernanceError(Exception):
+    """Base of every error raised on purpose by `governance`."""
+
+
+class ConfigError(GovernanceError):
+    """A file the operator wrote is wrong. Names the file, the line and what to fix."""
+
+    def __init__(self, path: str | Path | None, line: int | None, message: str) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+class PolicyError(ConfigError):
+    """The policy file is malformed or unsafe; Proctor refuses to start with it."""
+
+
+class RegistryError(GovernanceError):
+    """The tool surface is inconsistent (for example two tools with one name)."""
+
+
+class AuditWriteError(GovernanceError):
+    """The audit log could not record an event; the call it guards must not execute."""
+
+
+class ToolInputError(GovernanceError):
+    """Arguments did not validate against a tool's input model."""

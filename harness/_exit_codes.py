@@ -1,0 +1,13 @@
+"""Exit codes of the `proctor` CLI: a public contract (DESIGN.md), each one tested."""
+
+from __future__ import annotations
+
+from typing import Final
+
+OK: Final = 0
+CHECK_FAILED: Final = 1
+REGRESSED: Final = 2
+INVALID_SUITE: Final = 3
+USAGE: Final = 64
+INTERNAL: Final = 70
+SKIPPED: Final = 77

@@ -1,0 +1,93 @@
+"""The `proctor` group and the exit-code contract: click's usage error 2 never leaks out."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from governance import ConfigError, GovernanceError
+from harness import _exit_codes as codes
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "PROCTOR"}
+
+EPILOG = """\b
+Exit codes:
+  0   clean
+  1   a scenario check failed (nothing gated regressed)
+  2   a gated metric regressed against the baseline
+  3   invalid input: a scenario, policy or config file fails its schema or contract
+  64  usage error (bad flags)
+  70  internal error
+  77  live smoke skipped: no credential configured
+"""
+
+
+class ProctorGroup(click.Group):
+    """Runs commands non-standalone so every failure maps onto Proctor's exit codes."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code = self._run(args, prog_name, complete_var, **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(
+        self,
+        args: Sequence[str] | None,
+        prog_name: str | None,
+        complete_var: str | None,
+        **extra: Any,
+    ) -> int:
+        try:
+            rv = super().main(
+                args, prog_name or "proctor", complete_var, standalone_mode=False, **extra
+            )
+        except click.UsageError as exc:
+            exc.show()
+            return codes.USAGE
+        except click.ClickException as exc:
+            exc.show()
+            return codes.USAGE if exc.exit_code == 2 else exc.exit_code
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            return codes.INTERNAL
+        except ConfigError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return codes.INVALID_SUITE
+        except GovernanceError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return codes.INTERNAL
+        except Exception:
+            click.echo("internal error (please report it with this traceback):", err=True)
+            click.echo(traceback.format_exc(), err=True)
+            return codes.INTERNAL
+        return rv if isinstance(rv, int) else codes.OK
+
+
+@click.group(cls=ProctorGroup, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.version_option(package_name="proctor", prog_name="proctor")
+def cli() -> None:
+    """Proctor: govern what tool-calling agents may do, and gate changes on it in CI."""
+
+
+def main() -> None:
+    cli.main(prog_name="proctor")
+
+
+def _register() -> None:
+    # Imported for their side effect of attaching a command to `cli`.
+    from harness.cli import _commands  # noqa: F401
+
+
+_register()

@@ -1,0 +1,1 @@
+"""Runnable stand-ins for the outside world: the OpenAI-compatible vendor stub, demo MCP servers."""
