@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from governance._audit import AuditEvent, AuditLog, ChainVerdict
 from governance._canonical import canonical_json, digest, keyed_digest
 from governance._clock import Clock, ManualClock, SystemClock
 from governance._contracts import (
@@ -28,10 +29,36 @@ from governance._errors import (
     RegistryError,
     ToolInputError,
 )
+from governance._firewall import Firewall, LifecycleEvent, StaticPolicy
+from governance._local_tools import LocalTool, LocalToolSource, ToolExecutionError, local_tool
+from governance._policy_eval import Explanation, Policy, evaluate, explain
+from governance._policy_load import PolicyFile, load_policy, parse_policy
+from governance._policy_model import policy_json_schema
+from governance._redaction import REDACTED, redact
 from governance._registry import ToolRegistry
 
 __all__ = [
+    "REDACTED",
     "ActionType",
+    "AuditEvent",
+    "AuditLog",
+    "ChainVerdict",
+    "Explanation",
+    "Firewall",
+    "LifecycleEvent",
+    "LocalTool",
+    "LocalToolSource",
+    "Policy",
+    "PolicyFile",
+    "StaticPolicy",
+    "ToolExecutionError",
+    "evaluate",
+    "explain",
+    "load_policy",
+    "local_tool",
+    "parse_policy",
+    "policy_json_schema",
+    "redact",
     "AuditWriteError",
     "Clock",
     "ConfigError",

@@ -1,0 +1,368 @@
+"""The audit log: one hash chain per run in SQLite, ordered by an explicit gap-free `seq`.
+
+`hash = H(prev_hash || canonical_json({run_id, seq, kind, ts, data, alg}))` with H = HMAC-SHA256
+when a key is configured, SHA-256 otherwise. Every write is one `BEGIN IMMEDIATE` transaction,
+so threads and processes sharing the file never fork a chain; any failure to write raises
+`AuditWriteError`, which the firewall treats as "do not execute".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal
+
+from governance._canonical import canonical_json, keyed_digest
+from governance._clock import Clock, SystemClock
+from governance._errors import AuditWriteError, GovernanceError
+from governance._redaction import redact
+
+Alg = Literal["hmac-sha256", "sha256"]
+ALGS: Final[tuple[Alg, ...]] = ("hmac-sha256", "sha256")
+KEY_ENV: Final = "PROCTOR_AUDIT_KEY"
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS audit_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    data TEXT NOT NULL,
+    alg TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+)
+"""
+_COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
+
+
+def genesis(alg: str) -> str:
+    """The `prev_hash` of seq 1: fixed, so a chain cannot start anywhere else."""
+    return f"{alg}:" + "0" * 64
+
+
+def chain_hash(
+    prev_hash: str,
+    *,
+    run_id: str,
+    seq: int,
+    kind: str,
+    ts: str,
+    data: Mapping[str, Any],
+    alg: str,
+    key: bytes | None,
+) -> str:
+    """The hash of one event, labelled with its algorithm (`sha256:<hex>`). Pure."""
+    record = {"run_id": run_id, "seq": seq, "kind": kind, "ts": ts, "data": data, "alg": alg}
+    message = prev_hash.encode("utf-8") + canonical_json(record)
+    if alg == "hmac-sha256":
+        if not key:
+            raise ValueError("an hmac-sha256 chain needs its key")
+        return f"{alg}:" + hmac.new(key, message, hashlib.sha256).hexdigest()
+    if alg == "sha256":
+        return f"{alg}:" + hashlib.sha256(message).hexdigest()
+    raise ValueError(f"unknown audit alg {alg!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One stored event, as read back (its `data` is already redacted)."""
+
+    run_id: str
+    seq: int
+    kind: str
+    ts: str
+    data: dict[str, Any]
+    alg: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChainVerdict:
+    """The result of re-hashing one run's chain. `first_bad_seq` names where it first breaks."""
+
+    run_id: str
+    ok: bool
+    events: int
+    first_bad_seq: int | None
+    reason: str | None
+    head: str | None
+    alg: str | None
+
+
+def _format_ts(now: dt.datetime) -> str:
+    if now.tzinfo is None:
+        raise ValueError("the clock returned a naive datetime; audit timestamps must be UTC")
+    return now.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class AuditLog:
+    """An append-only, per-run hash-chained event log in one SQLite file (WAL).
+
+    Safe to share between threads (one connection behind a lock) and between processes
+    (`BEGIN IMMEDIATE` plus a busy timeout). `readonly=True` opens an existing file for
+    verification without ever writing to it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        key: bytes | None = None,
+        clock: Clock | None = None,
+        busy_timeout: float = 5.0,
+        readonly: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self._key = key or None
+        self._clock: Clock = clock or SystemClock()
+        self._readonly = readonly
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._conn = self._connect(busy_timeout)
+        except (sqlite3.Error, OSError) as exc:
+            if readonly:
+                raise GovernanceError(f"cannot open audit log {self.path}: {exc}") from exc
+            raise AuditWriteError(f"cannot open audit log {self.path}: {exc}") from exc
+
+    @classmethod
+    def from_env(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        readonly: bool = False,
+    ) -> AuditLog:
+        """Keyed with `PROCTOR_AUDIT_KEY` (UTF-8) when it is set and not empty."""
+        raw = os.environ.get(KEY_ENV, "")
+        return cls(path, key=raw.encode("utf-8") or None, clock=clock, readonly=readonly)
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        if self._readonly:
+            if not self.path.is_file():
+                raise OSError(f"no such file: {self.path}")
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        else:
+            conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        try:
+            if self._readonly:
+                conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
+            else:
+                conn.execute("PRAGMA journal_mode = WAL").fetchall()
+                # FULL: an event is on disk before the call it guards may run.
+                conn.execute("PRAGMA synchronous = FULL")
+                conn.execute(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @property
+    def alg(self) -> Alg:
+        """What this log writes and expects: `hmac-sha256` with a key, `sha256` without."""
+        return "hmac-sha256" if self._key else "sha256"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
+        """A keyed digest of the raw arguments: provable later without storing them."""
+        try:
+            return keyed_digest(dict(arguments), self._key)
+        except (TypeError, ValueError) as exc:
+            raise AuditWriteError(f"arguments cannot be digested as JSON: {exc}") from exc
+
+    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> AuditEvent:
+        """Redact `data` and add it as the next event of `run_id`'s chain, or raise."""
+        try:
+            if not isinstance(run_id, str) or not run_id:
+                raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
+            if not isinstance(kind, str) or not kind:
+                raise ValueError(f"kind must be a non-empty string, not {kind!r}")
+            if not isinstance(data, Mapping):
+                raise TypeError(f"data must be a mapping, not {type(data).__name__}")
+            stored = canonical_json(redact(data)).decode("utf-8")
+            clean: dict[str, Any] = json.loads(stored)
+        except Exception as exc:
+            raise AuditWriteError(f"audit event for run {run_id!r} is not valid: {exc}") from exc
+        with self._lock:
+            if self._conn is None:
+                raise AuditWriteError(f"audit log {self.path} is closed")
+            if self._readonly:
+                raise AuditWriteError(f"audit log {self.path} was opened read-only")
+            try:
+                return self._append_locked(self._conn, run_id, kind, stored, clean)
+            except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
+                raise AuditWriteError(
+                    f"could not write {kind!r} for run {run_id!r} to audit log {self.path}: {exc}"
+                ) from exc
+
+    def _append_locked(
+        self, conn: sqlite3.Connection, run_id: str, kind: str, stored: str, clean: dict[str, Any]
+    ) -> AuditEvent:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            last = conn.execute(
+                "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+            alg = self.alg
+            if last is None:
+                seq, prev_hash = 1, genesis(alg)
+            else:
+                if last[1] != alg:
+                    raise ValueError(
+                        f"run {run_id!r} was started with alg {last[1]!r} but this log writes "
+                        f"{alg!r}; check {KEY_ENV}"
+                    )
+                seq, prev_hash = int(last[0]) + 1, str(last[2])
+            ts = _format_ts(self._clock.now())
+            digest = chain_hash(
+                prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                key=self._key,
+            )  # fmt: skip
+            conn.execute(
+                f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+        return AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest)
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            if self._conn is None:
+                raise GovernanceError(f"audit log {self.path} is closed")
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
+
+    def _rows(self, run_id: str) -> list[Any]:
+        return self._query(
+            f"SELECT {_COLUMNS} FROM audit_events WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+
+    def run_ids(self) -> list[str]:
+        rows = self._query("SELECT DISTINCT run_id FROM audit_events ORDER BY run_id")
+        return [str(row[0]) for row in rows]
+
+    def head(self, run_id: str) -> str | None:
+        """The hash of the run's last event (unverified): what to anchor outside the database."""
+        rows = self._query(
+            "SELECT hash FROM audit_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
+        )
+        return str(rows[0][0]) if rows else None
+
+    def events(self, run_id: str) -> list[AuditEvent]:
+        """The run's events ordered by seq. Raises if a row's data is not a JSON object."""
+        out = []
+        for run, seq, kind, ts, data, alg, prev_hash, digest in self._rows(run_id):
+            try:
+                parsed = json.loads(data)
+            except (TypeError, ValueError):
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise GovernanceError(
+                    f"audit event {run!r} seq {seq} has malformed data; run `proctor audit verify`"
+                )
+            out.append(AuditEvent(run, seq, kind, ts, parsed, alg, prev_hash, digest))
+        return out
+
+    def verify(self, run_id: str) -> ChainVerdict:
+        """Recompute the run's chain from genesis and name the first event that does not fit."""
+        return verify_rows(run_id, self._rows(run_id), self._key)
+
+    def verify_all(self) -> list[ChainVerdict]:
+        return [self.verify(run_id) for run_id in self.run_ids()]
+
+
+def verify_rows(run_id: str, rows: list[Any], key: bytes | None) -> ChainVerdict:
+    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`."""
+
+    def bad(seq: int, reason: str, alg: str | None) -> ChainVerdict:
+        return ChainVerdict(run_id, False, len(rows), seq, reason, None, alg)
+
+    if not rows:
+        return ChainVerdict(run_id, False, 0, None, "no events recorded for this run", None, None)
+    first_alg = rows[0][5]
+    prev = genesis(str(first_alg))
+    for expected, row in enumerate(rows, start=1):
+        _, seq, kind, ts, data, alg, prev_hash, stored_hash = row
+        if not isinstance(seq, int) or seq != expected:
+            return bad(expected, f"seq gap: expected {expected}, found {seq!r}", first_alg)
+        if alg not in ALGS:
+            return bad(seq, f"unknown alg {alg!r}", first_alg)
+        if alg != first_alg:
+            return bad(seq, f"alg changed: {first_alg} at seq 1, {alg} at seq {seq}", first_alg)
+        if seq == 1 and alg == "hmac-sha256" and not key:
+            return bad(
+                1, f"key missing: the chain is keyed (hmac-sha256); set {KEY_ENV} to verify it", alg
+            )
+        if seq == 1 and alg == "sha256" and key:
+            return bad(
+                1,
+                "unkeyed chain where a key is configured: sha256 events cannot prove they were "
+                "written by a key holder (a rewrite would look like this)",
+                alg,
+            )
+        if prev_hash != prev:
+            target = "the genesis value" if seq == 1 else f"seq {seq - 1}"
+            return bad(seq, f"prev_hash does not link to {target}", alg)
+        if not all(isinstance(field, str) for field in (kind, ts, data, stored_hash)):
+            return bad(seq, "malformed row: a text column holds another type", alg)
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            return bad(seq, "data is not valid JSON", alg)
+        if not isinstance(parsed, dict):
+            return bad(seq, "data is not a JSON object", alg)
+        try:
+            expected_hash = chain_hash(
+                prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=parsed, alg=alg, key=key
+            )
+        except ValueError as exc:
+            return bad(seq, f"data cannot be re-hashed: {exc}", alg)
+        if not hmac.compare_digest(expected_hash.encode(), stored_hash.encode()):
+            if seq == 1 and alg == "hmac-sha256":
+                return bad(1, "hash mismatch: wrong key (or the first event was modified)", alg)
+            return bad(seq, "hash mismatch", alg)
+        prev = stored_hash
+    return ChainVerdict(run_id, True, len(rows), None, None, prev, first_alg)

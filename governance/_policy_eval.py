@@ -1,0 +1,527 @@
+"""Pure policy evaluation: compiled rules, one context in, one Decision out. No I/O, no clock.
+
+Every enabled rule is checked and the outcomes are reduced block > require_approval > allow,
+so the order of rules in the file never changes a Decision. Anything unclear fails closed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Literal, Protocol, TypeGuard
+
+from governance._canonical import digest as canonical_digest
+from governance._contracts import (
+    ActionType,
+    Decision,
+    Effect,
+    Impact,
+    PolicyContext,
+    Risk,
+)
+from governance._policy_model import ConditionModel, MatchModel, PolicyModel, canonical_path
+
+RuleStatus = Literal["matched", "condition_failed", "not_matched", "error", "disabled"]
+
+# Outside string literals and comments, none of these may appear in a read-only query.
+SQL_WRITE_WORDS = frozenset(
+    """insert update delete drop alter create attach detach pragma replace vacuum reindex
+    analyze truncate grant revoke merge upsert exec execute call copy into load_extension
+    begin commit rollback savepoint release lock""".split()
+)
+_SQL_PUNCTUATION = frozenset("(),.*=<>!+-/%|&~:?@;")
+_SQL_SPACE = frozenset(" \t\r\n\f")
+
+
+def is_read_only_sql(sql: str) -> bool:
+    """True only for one SELECT (or WITH ... SELECT) statement that names no writing keyword.
+
+    Deliberately conservative: anything a dialect might read differently (backslashes in
+    literals, `#`, `$`, brackets, unterminated quotes or comments) is refused.
+    """
+    code = _sql_code(sql)
+    if code is None:
+        return False
+    body = code.strip()
+    if body.endswith(";"):
+        body = body[:-1].rstrip()
+    if not body or ";" in body:
+        return False
+    for ch in body:
+        if not (ch in _SQL_SPACE or ch in _SQL_PUNCTUATION or ch == "_" or ch.isalnum()):
+            return False
+    first = re.search(r"\w", body)
+    if first is None or body[: first.start()].strip("( \t\r\n\f"):
+        return False
+    words = {w.lower() for w in re.findall(r"\w+", body)}
+    words |= {w.lower() for w in re.findall(r"[A-Za-z_]+", body)}
+    head = re.match(r"\w+", body[first.start() :])
+    if head is None or head.group().lower() not in ("select", "with"):
+        return False
+    return "select" in words and not (words & SQL_WRITE_WORDS)
+
+
+def _sql_code(sql: str) -> str | None:
+    """`sql` with literals, quoted identifiers and comments blanked out; None if malformed."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`":
+            j = i + 1
+            while True:
+                k = sql.find(ch, j)
+                if k == -1:
+                    return None
+                if k + 1 < n and sql[k + 1] == ch:  # a doubled quote is an escaped quote
+                    j = k + 2
+                    continue
+                break
+            if "\\" in sql[i + 1 : k]:
+                return None
+            out.append(" 0 ")
+            i = k + 1
+        elif sql.startswith("--", i):
+            k = sql.find("\n", i)
+            i = n if k == -1 else k + 1
+            out.append(" ")
+        elif sql.startswith("/*", i):
+            k = sql.find("*/", i + 2)
+            if k == -1:
+                return None
+            i = k + 2
+            out.append(" ")
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return not (isinstance(value, float) and not math.isfinite(value))
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+class Check(Protocol):
+    """One compiled check kind. A value of the wrong shape fails whether negated or not."""
+
+    def test(self, value: object, *, negate: bool) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PathPrefixCheck:
+    prefix: str  # canonical, no trailing slash
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        path = canonical_path(value)
+        if path is None:
+            return False
+        if negate:
+            # Case-folded so `Secrets/x` cannot slip past "not under secrets/" on a
+            # case-insensitive filesystem; the positive test stays exact, the stricter way.
+            return not _under(path.casefold(), self.prefix.casefold())
+        return _under(path, self.prefix)
+
+    def describe(self) -> str:
+        return f"under {self.prefix}/"
+
+
+@dataclass(frozen=True, slots=True)
+class RegexCheck:
+    pattern: re.Pattern[str]
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        if not isinstance(value, str):
+            return False
+        return (self.pattern.fullmatch(value) is not None) != negate
+
+    def describe(self) -> str:
+        return f"matches /{self.pattern.pattern}/"
+
+
+def _same_scalar(a: object, b: object) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    return _is_number(a) and _is_number(b) and a == b
+
+
+@dataclass(frozen=True, slots=True)
+class EnumCheck:
+    values: tuple[str | int | float | bool, ...]
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        if not (isinstance(value, str | bool) or _is_number(value)):
+            return False
+        return any(_same_scalar(value, v) for v in self.values) != negate
+
+    def describe(self) -> str:
+        return "in [" + ", ".join(repr(v) for v in self.values) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class MaxLengthCheck:
+    limit: int
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        if not isinstance(value, str | list | tuple):
+            return False
+        return (len(value) <= self.limit) != negate
+
+    def describe(self) -> str:
+        return f"length <= {self.limit}"
+
+
+@dataclass(frozen=True, slots=True)
+class BoundsCheck:
+    minimum: int | float | None
+    maximum: int | float | None
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        if not _is_number(value):
+            return False
+        inside = (self.minimum is None or value >= self.minimum) and (
+            self.maximum is None or value <= self.maximum
+        )
+        return inside != negate
+
+    def describe(self) -> str:
+        low = "-inf" if self.minimum is None else str(self.minimum)
+        high = "inf" if self.maximum is None else str(self.maximum)
+        return f"in [{low}, {high}]"
+
+
+@dataclass(frozen=True, slots=True)
+class SqlReadOnlyCheck:
+    def test(self, value: object, *, negate: bool) -> bool:
+        if not isinstance(value, str):
+            return False
+        return is_read_only_sql(value) != negate
+
+    def describe(self) -> str:
+        return "read-only SQL"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A compiled `when` entry. A missing argument fails the condition (fail closed)."""
+
+    arg: str
+    check: Check
+    negate: bool = False
+
+    def holds(self, arguments: Mapping[str, Any]) -> bool:
+        if self.arg not in arguments:
+            return False
+        return self.check.test(arguments[self.arg], negate=self.negate)
+
+    def describe(self) -> str:
+        text = f"{self.arg} {self.check.describe()}"
+        return f"NOT({text})" if self.negate else text
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Compiled selectors; None means "not constrained"."""
+
+    tool: tuple[str, ...] | None = None
+    namespace: tuple[str, ...] | None = None
+    source: tuple[str, ...] | None = None
+    action_type: tuple[ActionType, ...] | None = None
+    risk: tuple[Risk, ...] | None = None
+    impact: tuple[Impact, ...] | None = None
+    min_tokens_used: int | None = None
+    tainted: bool | None = None
+
+    def holds(self, context: PolicyContext) -> bool:
+        tool = context.tool
+        if self.tool is not None and not any(fnmatchcase(tool, p) for p in self.tool):
+            return False
+        if self.namespace is not None:
+            namespace = tool.rsplit(".", 1)[0] if "." in tool else ""
+            if not any(fnmatchcase(namespace, p) for p in self.namespace):
+                return False
+        if self.source is not None and context.source not in self.source:
+            return False
+        if self.action_type is not None and context.action_type not in self.action_type:
+            return False
+        if self.risk is not None and context.risk not in self.risk:
+            return False
+        if self.impact is not None and context.impact not in self.impact:
+            return False
+        if self.min_tokens_used is not None and not context.tokens_used >= self.min_tokens_used:
+            return False
+        return self.tainted is None or bool(context.tainted) is self.tainted
+
+    def describe(self) -> str:
+        parts = []
+        for name in ("tool", "namespace", "source", "action_type", "risk", "impact"):
+            values = getattr(self, name)
+            if values is not None:
+                parts.append(f"{name}={'|'.join(values)}")
+        if self.min_tokens_used is not None:
+            parts.append(f"tokens>={self.min_tokens_used}")
+        if self.tainted is not None:
+            parts.append(f"tainted={str(self.tainted).lower()}")
+        return " ".join(parts) or "(every call)"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    description: str
+    effect: Effect
+    enabled: bool
+    match: Match
+    when: tuple[Condition, ...] = ()
+
+    @property
+    def uses_token_budget(self) -> bool:
+        return self.match.min_tokens_used is not None
+
+    def first_failing(self, arguments: Mapping[str, Any]) -> Condition | None:
+        for condition in self.when:
+            if not condition.holds(arguments):
+                return condition
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    unknown_tool: Literal["block", "require_approval"] = "block"
+    no_match: Literal["block"] = "block"
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A compiled, validated policy. `digest` ignores formatting, comments and rule order."""
+
+    rules: tuple[Rule, ...]
+    defaults: Defaults
+    digest: str
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        ids = [rule.id for rule in self.rules]
+        if not ids or len(set(ids)) != len(ids):
+            raise ValueError("a policy needs at least one rule and unique rule ids")
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(rule.id for rule in self.rules)
+
+
+def _compile_condition(model: ConditionModel) -> Condition:
+    check: Check
+    if model.path_prefix is not None:
+        prefix = canonical_path(model.path_prefix)
+        if prefix is None or prefix == ".":  # the model already refuses these
+            raise ValueError(f"unusable path_prefix {model.path_prefix!r}")
+        check = PathPrefixCheck(prefix)
+    elif model.regex is not None:
+        check = RegexCheck(re.compile(model.regex))
+    elif model.enum is not None:
+        check = EnumCheck(tuple(model.enum))
+    elif model.max_length is not None:
+        check = MaxLengthCheck(model.max_length)
+    elif model.min is not None or model.max is not None:
+        check = BoundsCheck(model.min, model.max)
+    elif model.sql_read_only:
+        check = SqlReadOnlyCheck()
+    else:  # the model already refuses a condition without a check
+        raise ValueError(f"condition on {model.arg!r} has no check")
+    return Condition(arg=model.arg, check=check, negate=model.negate)
+
+
+def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _compile_match(model: MatchModel) -> Match:
+    return Match(
+        tool=_tuple(model.tool),
+        namespace=_tuple(model.namespace),
+        source=_tuple(model.source),
+        action_type=_tuple(model.action_type),
+        risk=_tuple(model.risk),
+        impact=_tuple(model.impact),
+        min_tokens_used=model.min_tokens_used,
+        tainted=model.tainted,
+    )
+
+
+def policy_digest(model: PolicyModel) -> str:
+    """sha256 of the canonical JSON dump with rules sorted by id: order never changes it."""
+    dump = model.model_dump(mode="json", exclude_none=True)
+    dump["rules"] = sorted(dump["rules"], key=lambda rule: rule["id"])
+    return canonical_digest(dump)
+
+
+def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
+    """Turn a validated model into the engine's frozen form."""
+    rules = tuple(
+        Rule(
+            id=rule.id,
+            description=rule.description,
+            effect=rule.effect,
+            enabled=rule.enabled,
+            match=_compile_match(rule.match),
+            when=tuple(_compile_condition(c) for c in rule.when),
+        )
+        for rule in model.rules
+    )
+    defaults = Defaults(unknown_tool=model.defaults.unknown_tool, no_match=model.defaults.no_match)
+    return Policy(rules=rules, defaults=defaults, digest=policy_digest(model), path=path)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOutcome:
+    """How one rule fared against one context (for `proctor policy explain` and audits)."""
+
+    rule_id: str
+    effect: Effect
+    status: RuleStatus
+    failed_arg: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    decision: Decision
+    outcomes: tuple[RuleOutcome, ...]  # sorted by rule id
+
+    @property
+    def matched_rule_ids(self) -> tuple[str, ...]:
+        """Every rule that applied, whatever its effect (a rule that raised counts as a block)."""
+        return tuple(o.rule_id for o in self.outcomes if o.status in ("matched", "error"))
+
+
+def _outcome(rule: Rule, context: PolicyContext) -> RuleOutcome:
+    if not rule.enabled:
+        return RuleOutcome(rule.id, rule.effect, "disabled")
+    try:
+        if not rule.match.holds(context):
+            return RuleOutcome(rule.id, rule.effect, "not_matched")
+        failing = rule.first_failing(context.arguments)
+    except Exception as exc:  # fail closed: a rule that cannot be evaluated blocks
+        return RuleOutcome(rule.id, "block", "error", error=type(exc).__name__)
+    if failing is not None:
+        return RuleOutcome(rule.id, rule.effect, "condition_failed", failed_arg=failing.arg)
+    return RuleOutcome(rule.id, rule.effect, "matched")
+
+
+def _about(rules: list[Rule]) -> str:
+    label = "rule" if len(rules) == 1 else "rules"
+    text = f"{label} {', '.join(r.id for r in rules)}"
+    described = next((r.description for r in rules if r.description), "")
+    return f"{text}: {described}" if described else text
+
+
+def explain(context: PolicyContext, policy: Policy) -> Explanation:
+    """Evaluate every rule and say how each fared, with the resulting Decision."""
+    by_id = {rule.id: rule for rule in policy.rules}
+    outcomes = tuple(_outcome(by_id[rule_id], context) for rule_id in sorted(by_id))
+
+    def make(effect: Effect, rule_ids: tuple[str, ...], reason: str, message: str) -> Explanation:
+        decision = Decision(
+            effect=effect,
+            rule_ids=rule_ids,
+            reason=reason,
+            policy_digest=policy.digest,
+            registry_digest=context.registry_digest,
+            message=message,
+        )
+        return Explanation(decision=decision, outcomes=outcomes)
+
+    applied: dict[Effect, list[RuleOutcome]] = {"block": [], "require_approval": [], "allow": []}
+    for outcome in outcomes:
+        if outcome.status in ("matched", "error"):
+            applied[outcome.effect].append(outcome)
+
+    blocks = applied["block"]
+    if blocks:
+        ids = tuple(o.rule_id for o in blocks)
+        errors = [o for o in blocks if o.status == "error"]
+        if errors:
+            names = ", ".join(f"{o.rule_id} ({o.error})" for o in errors)
+            return make(
+                "block",
+                ids,
+                "rule_error",
+                f"blocked: rule {names} failed to evaluate, so it blocks",
+            )
+        rules = [by_id[i] for i in ids]
+        reason = (
+            "token_budget_exceeded"
+            if any(r.uses_token_budget for r in rules)
+            else "blocked_by_rule"
+        )
+        return make("block", ids, reason, f"blocked by {_about(rules)}")
+
+    if not context.known:
+        effect = policy.defaults.unknown_tool
+        verdict = "blocked" if effect == "block" else "held for approval"
+        return make(
+            effect,
+            (),
+            "unknown_tool",
+            f"tool {context.tool!r} is not registered, so it is {verdict} by default",
+        )
+
+    holds = applied["require_approval"]
+    if holds:
+        rules = [by_id[o.rule_id] for o in holds]
+        return make(
+            "require_approval",
+            tuple(r.id for r in rules),
+            "approval_required",
+            f"approval required by {_about(rules)}",
+        )
+
+    allows = applied["allow"]
+    if allows:
+        rules = [by_id[o.rule_id] for o in allows]
+        ids = tuple(r.id for r in rules)
+        if context.action_type == "unknown":
+            return make(
+                "require_approval",
+                ids,
+                "unmapped_tool",
+                f"tool {context.tool!r} has no mapped action type, so {_about(rules)} "
+                "needs a human approval before it applies",
+            )
+        return make("allow", ids, "allowed", f"allowed by {_about(rules)}")
+
+    failed = [o for o in outcomes if o.status == "condition_failed"]
+    if failed:
+        arg = failed[0].failed_arg
+        ids = tuple(o.rule_id for o in failed)
+        return make(
+            policy.defaults.no_match,
+            ids,
+            f"invalid_argument:{arg}",
+            f"argument {arg!r} does not satisfy rule {failed[0].rule_id}, and no other rule "
+            f"applies to {context.tool}, so it is blocked by default",
+        )
+    return make(
+        policy.defaults.no_match,
+        (),
+        "no_matching_rule",
+        f"no rule applies to {context.tool}, so it is blocked by default",
+    )
+
+
+def evaluate(context: PolicyContext, policy: Policy) -> Decision:
+    """The Decision for one proposed call. Pure: the same inputs always give the same output."""
+    return explain(context, policy).decision

@@ -1,0 +1,192 @@
+"""Mask secrets in JSON-like data before it is stored or shown: by key name and by shape.
+
+Pure: no I/O. Deny-by-shape raises the cost of a leak; a secret in a format nobody listed here
+still passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+REDACTED: Final = "[REDACTED]"
+
+# A key is sensitive when one of these part sequences occurs in its normalised parts
+# (`GitHub-Token` -> github, token), so `db_password` and `auth_token` match while
+# `tokens_used`, `max_tokens` and `author` do not: parts are compared whole.
+_SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
+    ("password",),
+    ("passwd",),
+    ("pwd",),
+    ("passphrase",),
+    ("secret",),
+    ("secrets",),
+    ("token",),
+    ("apikey",),
+    ("api", "key"),
+    ("access", "key"),
+    ("private", "key"),
+    ("signing", "key"),
+    ("encryption", "key"),
+    ("ssh", "key"),
+    ("master", "key"),
+    ("authorization",),
+    ("auth",),
+    ("cookie",),
+    ("cookies",),
+    ("session",),
+    ("sessionid",),
+    ("credential",),
+    ("credentials",),
+    ("bearer",),
+)
+# A key with one of these parts names a fact *about* a secret, not the secret itself
+# (`token_count`, `token_type`, `secret_name`, `auth_url`).
+_METADATA_PARTS: Final = frozenset(
+    {
+        "count", "counts", "used", "usage", "limit", "limits", "max", "min", "total", "num",
+        "length", "len", "size", "type", "types", "kind", "ttl", "expiry", "expires", "expire",
+        "expiration", "url", "uri", "endpoint", "enabled", "required", "method", "methods",
+        "scheme", "name", "names", "path", "file", "header",
+    }
+)  # fmt: skip
+# Extra env-var style names (`STRIPE_KEY=...`, `DB_PASS=...`): only when written in UPPER case,
+# so a query string such as `sort_key=created_at` survives.
+_ENV_SUFFIXES: Final = frozenset({"key", "pass", "pat", "pw"})
+
+_CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _key_parts(key: str) -> tuple[str, ...]:
+    spaced = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", key))
+    return tuple(part for part in _NON_ALNUM.split(spaced.lower()) if part)
+
+
+def is_sensitive_key(key: str) -> bool:
+    """True when a mapping key (or an env var / header name) names a secret."""
+    parts = _key_parts(key)
+    if not parts or any(part in _METADATA_PARTS for part in parts):
+        return False
+    if any("password" in part or "passwd" in part for part in parts):
+        return True
+    for term in _SENSITIVE_TERMS:
+        size = len(term)
+        for start in range(len(parts) - size + 1):
+            if parts[start : start + size] == term:
+                return True
+    return False
+
+
+def _is_sensitive_name(name: str) -> bool:
+    if is_sensitive_key(name):
+        return True
+    parts = _key_parts(name)
+    return (
+        name.isupper()
+        and len(parts) > 1
+        and parts[-1] in _ENV_SUFFIXES
+        and not any(part in _METADATA_PARTS for part in parts)
+    )
+
+
+def _marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def _already(value: str) -> bool:
+    return value.strip("\"' ").startswith("[REDACTED")
+
+
+# Shapes that are secrets wherever they appear. Order matters: whole blocks first.
+_SHAPES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r".*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
+    ("jwt", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
+    ("stripe_key", re.compile(r"(?<![\w-])[rs]k_(?:live|test)_[A-Za-z0-9]{10,}", re.I)),
+    ("openai_key", re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{16,}", re.I)),
+    (
+        "aws_access_key_id",
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIPA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ),
+    ("github_token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}", re.I)),
+    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{20,}", re.I)),
+    ("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{8,}", re.I)),
+    ("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}")),
+    ("hf_token", re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}")),
+)
+_BEARER = re.compile(r"\b(bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.I)
+_URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I)
+# `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
+_COLON_LINE = re.compile(
+    r"""^([ \t]*+(?:-[ \t]+)?["']?)([A-Za-z_][\w.-]*+)(["']?[ \t]*+:[ \t]*+)(\S(?:[^\n]*\S)?)""",
+    re.M,
+)
+# `"name": "value"` / `'name': 'value'` / `"name": 123` inside serialized JSON or a Python repr.
+_DQ = r'"(?:\\.|[^"\\\n])*"'
+_SQ = r"'(?:\\.|[^'\\\n])*'"
+_QUOTED_PAIR = re.compile(
+    r"""(["'])([^"'\n]{1,100})\1(\s*:\s*)""" + rf"({_DQ}|{_SQ}|-?\d[\d.]*|true|false)"
+)
+# `NAME=value` anywhere: env dumps, query strings, `--password=value`.
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_-])-{0,2}([A-Za-z_][A-Za-z0-9_-]*+)([ \t]*+=[ \t]*+)"
+    + rf"""({_DQ}|{_SQ}|[^\s,;&"']++)"""
+)
+_CLI_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)")
+
+
+def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        value = match.group(value_group)
+        if not _is_sensitive_name(match.group(name_group)) or _already(value):
+            return match.group(0)
+        # Keep the quotes, so redacted JSON inside a string stays parseable.
+        quote = value[0] if value[0] in "\"'" and len(value) > 1 and value[-1] == value[0] else ""
+        offset = match.start(0)
+        start, end = match.start(value_group) - offset, match.end(value_group) - offset
+        text = match.group(0)
+        return text[:start] + quote + REDACTED + quote + text[end:]
+
+    return replace
+
+
+def redact_text(text: str) -> str:
+    """Mask every secret-shaped substring of `text`, including inside multi-line dumps."""
+    for kind, pattern in _SHAPES:
+        text = pattern.sub(_marker(kind), text)
+    text = _BEARER.sub(lambda m: m.group(1) + _marker("bearer"), text)
+    text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+    text = _COLON_LINE.sub(_mask_named(2, 4), text)
+    text = _QUOTED_PAIR.sub(_mask_named(2, 4), text)
+    text = _ASSIGNMENT.sub(_mask_named(1, 3), text)
+    return _CLI_FLAG.sub(_mask_named(2, 4), text)
+
+
+def redact(value: Any) -> Any:
+    """A deep copy of JSON-like `value` with secrets masked by key name and by shape.
+
+    Anything under a sensitive key is masked whole, whatever its type (except `None`);
+    tuples come back as lists. Keys themselves are kept as they are.
+    """
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and item is not None and is_sensitive_key(key):
+                out[key] = REDACTED
+            else:
+                out[key] = redact(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    return value

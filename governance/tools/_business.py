@@ -1,0 +1,246 @@
+"""Demo business tools over one SQLite file: orders, refund drafts, tickets, an email outbox.
+
+Real but inert: every call leaves a row a test can look for, and nothing leaves the machine
+(`email.send` only queues a row in `outbox`). One connection per call, always closed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from governance._local_tools import LocalTool, ToolExecutionError, local_tool
+
+# (order_id, customer, email, status, total, placed_on): fixed, so every workspace is identical.
+SEED_ORDERS: tuple[tuple[str, str, str, str, float, str], ...] = (
+    ("ORD-0001", "Ada Lovelace", "ada@example.com", "shipped", 129.5, "2025-07-02"),
+    ("ORD-0002", "Grace Hopper", "grace@example.com", "delivered", 42.0, "2025-07-09"),
+    ("ORD-0003", "Alan Turing", "alan@example.com", "processing", 310.25, "2025-08-14"),
+    ("ORD-0004", "Katherine Johnson", "katherine@example.com", "delivered", 18.99, "2025-08-21"),
+    ("ORD-0005", "Edsger Dijkstra", "edsger@example.com", "cancelled", 75.0, "2025-08-30"),
+    ("ORD-0006", "Barbara Liskov", "barbara@example.com", "shipped", 1249.0, "2025-09-03"),
+    ("ORD-0007", "Donald Knuth", "donald@example.com", "refunded", 64.1, "2025-09-11"),
+    ("ORD-0008", "Margaret Hamilton", "margaret@example.com", "delivered", 220.0, "2025-09-27"),
+)
+
+_SCHEMA = """
+CREATE TABLE orders (
+    order_id TEXT PRIMARY KEY,
+    customer TEXT NOT NULL,
+    email TEXT NOT NULL,
+    status TEXT NOT NULL,
+    total REAL NOT NULL,
+    placed_on TEXT NOT NULL
+);
+CREATE TABLE refund_drafts (
+    id INTEGER PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders(order_id),
+    amount REAL NOT NULL CHECK (amount > 0),
+    reason TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'draft'
+);
+CREATE TABLE tickets (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    priority TEXT NOT NULL CHECK (priority IN ('low', 'normal', 'high'))
+);
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    to_addr TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+"""
+
+TABLES: tuple[str, ...] = ("orders", "refund_drafts", "tickets", "outbox")
+_ORDER_KEY = {"orders": "order_id", "refund_drafts": "id", "tickets": "id", "outbox": "id"}
+
+
+@contextmanager
+def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
+    """One short-lived connection to an existing database; commits on success, always closes."""
+    # mode=rw: a missing database is an error, never a silently created empty one.
+    conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=rw", uri=True, timeout=5.0)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+def create_database(db_path: Path) -> None:
+    """Create and seed the database atomically: it appears complete or not at all."""
+    fd, tmp_name = tempfile.mkstemp(prefix=".business-", suffix=".sqlite", dir=db_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.executescript(_SCHEMA)
+            with conn:
+                conn.executemany(
+                    "INSERT INTO orders (order_id, customer, email, status, total, placed_on) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    SEED_ORDERS,
+                )
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        os.replace(tmp, db_path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def table_rows(db_path: Path, table: str) -> list[dict[str, Any]]:
+    """Every row of one table as plain dicts, in key order (for tests and the harness)."""
+    if table not in _ORDER_KEY:
+        raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+    with connect(db_path) as conn:
+        rows = conn.execute(f"SELECT * FROM {table} ORDER BY {_ORDER_KEY[table]}").fetchall()
+    return [dict(row) for row in rows]
+
+
+def _order(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:
+    row = conn.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
+    if row is None:
+        raise ToolExecutionError("not_found", f"no order {order_id!r}")
+    return dict(row)
+
+
+def lookup_order(db_path: Path, order_id: str) -> dict[str, Any]:
+    with connect(db_path) as conn:
+        return _order(conn, order_id)
+
+
+def create_refund_draft(db_path: Path, order_id: str, amount: float, reason: str) -> dict[str, Any]:
+    """A draft only: no money moves. Refused for an unknown order or more than the order total."""
+    with connect(db_path) as conn:
+        order = _order(conn, order_id)
+        if amount > order["total"]:
+            raise ToolExecutionError(
+                "amount_exceeds_total",
+                f"refund {amount} exceeds the total {order['total']} of order {order_id!r}",
+            )
+        cursor = conn.execute(
+            "INSERT INTO refund_drafts (order_id, amount, reason) VALUES (?, ?, ?)",
+            (order_id, amount, reason),
+        )
+        draft_id = cursor.lastrowid
+    return {"refund_draft_id": draft_id, "order_id": order_id, "amount": amount, "status": "draft"}
+
+
+def create_ticket(db_path: Path, title: str, body: str, priority: str) -> dict[str, Any]:
+    with connect(db_path) as conn:
+        cursor = conn.execute(
+            "INSERT INTO tickets (title, body, priority) VALUES (?, ?, ?)", (title, body, priority)
+        )
+        ticket_id = cursor.lastrowid
+    return {"ticket_id": ticket_id, "title": title, "priority": priority}
+
+
+def queue_email(db_path: Path, to: str, subject: str, body: str) -> dict[str, Any]:
+    """Queue the message in `outbox`. Nothing is sent: this is the demo's external effect."""
+    with connect(db_path) as conn:
+        cursor = conn.execute(
+            "INSERT INTO outbox (to_addr, subject, body) VALUES (?, ?, ?)", (to, subject, body)
+        )
+        outbox_id = cursor.lastrowid
+    return {"outbox_id": outbox_id, "to": to, "status": "queued"}
+
+
+# -- argument models ------------------------------------------------------------------------
+
+# [0-9], not \d: pydantic's regex engine would let \d match any Unicode digit.
+OrderId = Annotated[str, Field(pattern=r"^ORD-[0-9]{4}$", description="Order id, like ORD-0001.")]
+
+
+class OrderLookupArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    order_id: OrderId
+
+
+class RefundDraftArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    order_id: OrderId
+    amount: float = Field(
+        gt=0, le=1_000_000, allow_inf_nan=False, description="Refund amount, greater than 0."
+    )
+    reason: str = Field(min_length=1, max_length=1000, description="Why the refund is due.")
+
+
+class TicketArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1, max_length=200, description="One-line summary.")
+    body: str = Field(max_length=10_000, description="Details of the ticket.")
+    priority: Literal["low", "normal", "high"] = Field(
+        default="normal", description="Ticket priority."
+    )
+
+
+class EmailArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: str = Field(
+        pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=320, description="Recipient address."
+    )
+    subject: str = Field(max_length=300, description="Subject line.")
+    body: str = Field(max_length=50_000, description="Plain-text message body.")
+
+
+def business_tools(db_path: Path) -> list[LocalTool]:
+    """The orders, refunds, tickets and email tools bound to one database file."""
+
+    @local_tool(
+        "orders.lookup",
+        description="Look up one order by id: customer, email, status, total and date.",
+        args=OrderLookupArgs,
+        action_type="read",
+        risk="low",
+        idempotent=True,
+    )
+    def orders_lookup(args: OrderLookupArgs) -> dict[str, Any]:
+        return lookup_order(db_path, args.order_id)
+
+    @local_tool(
+        "refunds.create_draft",
+        description="Create a refund draft for an order (a draft for review; no money moves).",
+        args=RefundDraftArgs,
+        action_type="write",
+        risk="medium",
+    )
+    def refunds_create_draft(args: RefundDraftArgs) -> dict[str, Any]:
+        return create_refund_draft(db_path, args.order_id, args.amount, args.reason)
+
+    @local_tool(
+        "tickets.create",
+        description="Open a support ticket.",
+        args=TicketArgs,
+        action_type="write",
+        risk="low",
+    )
+    def tickets_create(args: TicketArgs) -> dict[str, Any]:
+        return create_ticket(db_path, args.title, args.body, args.priority)
+
+    @local_tool(
+        "email.send",
+        description="Send an email to a recipient outside the organisation.",
+        args=EmailArgs,
+        action_type="external",
+        risk="high",
+        reversible=False,
+        external_side_effect=True,
+    )
+    def email_send(args: EmailArgs) -> dict[str, Any]:
+        return queue_email(db_path, args.to, args.subject, args.body)
+
+    return [orders_lookup, refunds_create_draft, tickets_create, email_send]

@@ -1,0 +1,99 @@
+"""`proctor audit verify|show`: check and read an audit log without ever writing to it.
+
+The HMAC key comes from `PROCTOR_AUDIT_KEY`. `verify` exits 1 when any chain is broken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from governance._audit import AuditLog
+from governance._canonical import canonical_json
+from governance._errors import GovernanceError
+from harness import _exit_codes as codes
+from harness.cli._app import cli
+
+AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
+_SUMMARY_WIDTH = 80
+
+
+def _open(db: Path) -> AuditLog:
+    try:
+        return AuditLog.from_env(db, readonly=True)
+    except GovernanceError as exc:
+        raise click.BadParameter(
+            f"{exc} (is it a Proctor audit log?)", param_hint="'DB'"
+        ) from None
+
+
+def _require_run(log: AuditLog, run_id: str) -> None:
+    runs = log.run_ids()
+    if run_id not in runs:
+        known = ", ".join(runs[:10]) or "none"
+        raise click.BadParameter(
+            f"no run {run_id!r} in {log.path} (runs: {known})", param_hint="'--run'"
+        )
+
+
+def _summary(data: object) -> str:
+    text = canonical_json(data).decode("utf-8")
+    return text if len(text) <= _SUMMARY_WIDTH else text[: _SUMMARY_WIDTH - 3] + "..."
+
+
+@cli.group("audit")
+def audit() -> None:
+    """Verify and read Proctor's hash-chained audit log (key: PROCTOR_AUDIT_KEY)."""
+
+
+@audit.command("verify")
+@click.argument("db", type=AUDIT_DB)
+@click.option("--run", "run_id", metavar="ID", help="Verify only this run (default: all runs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
+def verify_command(db: Path, run_id: str | None, as_json: bool) -> int:
+    """Recompute every chain in DB; exit 1, naming the first bad seq, if any is broken."""
+    with _open(db) as log:
+        if run_id is not None:
+            _require_run(log, run_id)
+            verdicts = [log.verify(run_id)]
+        else:
+            verdicts = log.verify_all()
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2))
+    elif not verdicts:
+        click.echo(f"{db}: no audit events")
+    else:
+        rows = [
+            [v.run_id, v.events, "ok" if v.ok else "BROKEN", v.first_bad_seq or "", v.reason or ""]
+            for v in verdicts
+        ]
+        click.echo(tabulate(rows, headers=["run", "events", "ok", "first bad seq", "reason"]))
+    broken = [v for v in verdicts if not v.ok]
+    if broken and not as_json:
+        click.echo(f"{len(broken)} of {len(verdicts)} chain(s) broken", err=True)
+    return codes.CHECK_FAILED if broken else codes.OK
+
+
+@audit.command("show")
+@click.argument("db", type=AUDIT_DB)
+@click.option("--run", "run_id", metavar="ID", required=True, help="The run to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON.")
+def show_command(db: Path, run_id: str, as_json: bool) -> int:
+    """Print one run's events in seq order (data is stored redacted). Exit 1 if unreadable."""
+    with _open(db) as log:
+        _require_run(log, run_id)
+        try:
+            events = log.events(run_id)
+        except GovernanceError as exc:  # a tampered row: the chain is broken, not Proctor
+            click.echo(f"error: {exc}", err=True)
+            return codes.CHECK_FAILED
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(e) for e in events], indent=2))
+    else:
+        rows = [[e.seq, e.kind, e.ts, _summary(e.data)] for e in events]
+        click.echo(tabulate(rows, headers=["seq", "kind", "ts", "data"]))
+    return codes.OK

@@ -1,0 +1,212 @@
+"""`proctor policy check|explain`: validate a policy file, or show how it decides one call.
+
+Nothing here executes a tool: `explain` only evaluates the policy on the facts it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from tabulate import tabulate
+
+from governance import (
+    ActionType,
+    PolicyContext,
+    Principal,
+    Risk,
+    RunUsage,
+    ToolCall,
+    ToolDescriptor,
+    ToolRegistry,
+    digest,
+)
+from governance._arguments import with_schema_defaults
+from governance._policy_eval import Explanation, Policy, explain
+from governance._policy_load import load_policy
+from governance.tools import builtin_tools
+from harness.cli._app import cli
+
+POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+class _DescriptorFacts(BaseModel):
+    """What `--descriptor` may say about a tool; the name comes from `--tool`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    action_type: ActionType
+    risk: Risk
+    source: str = "cli"
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+    reversible: bool = True
+    external_side_effect: bool = False
+    idempotent: bool = False
+
+
+def _builtin_registry() -> ToolRegistry:
+    """The built-in tools' registry (descriptors only; their scratch workspace is discarded)."""
+    with tempfile.TemporaryDirectory(prefix="proctor-explain-") as scratch:
+        return ToolRegistry([builtin_tools(Path(scratch))])
+
+
+def _json_object(option: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint=option) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("must be a JSON object ({...})", param_hint=option)
+    return value
+
+
+def _descriptor_from_option(tool: str, text: str) -> ToolDescriptor:
+    try:
+        facts = _DescriptorFacts.model_validate(_json_object("--descriptor", text))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<descriptor>'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise click.BadParameter(problems, param_hint="--descriptor") from None
+    return ToolDescriptor(name=tool, **facts.model_dump())
+
+
+@cli.group("policy")
+def policy_group() -> None:
+    """Validate policy files and explain their decisions."""
+
+
+def _rule_table(policy: Policy) -> str:
+    rows = [
+        [
+            rule.id,
+            rule.effect,
+            "yes" if rule.enabled else "no",
+            rule.match.describe(),
+            "; ".join(c.describe() for c in rule.when) or "-",
+        ]
+        for rule in policy.rules
+    ]
+    return tabulate(rows, headers=["id", "effect", "enabled", "match", "when"])
+
+
+@policy_group.command("check")
+@click.argument("file", type=POLICY_FILE)
+def check_command(file: Path) -> None:
+    """Validate FILE and list its rules. A bad file exits 3 and names the line to fix."""
+    policy = load_policy(file)
+    click.echo(_rule_table(policy))
+    count = len(policy.rules)
+    click.echo(f"OK: {count} rule{'s' if count != 1 else ''}, digest {policy.digest}")
+
+
+def _explanation_json(context: PolicyContext, result: Explanation) -> dict[str, Any]:
+    decision = result.decision
+    return {
+        "tool": context.tool,
+        "known": context.known,
+        "effect": decision.effect,
+        "reason": decision.reason,
+        "rule_ids": list(decision.rule_ids),
+        "matched_rule_ids": list(result.matched_rule_ids),
+        "message": decision.message,
+        "policy_digest": decision.policy_digest,
+        "registry_digest": decision.registry_digest,
+        "rules": [
+            {
+                "id": o.rule_id,
+                "effect": o.effect,
+                "status": o.status,
+                "failed_arg": o.failed_arg,
+                "error": o.error,
+            }
+            for o in result.outcomes
+        ],
+    }
+
+
+def _print_explanation(context: PolicyContext, result: Explanation) -> None:
+    decision = result.decision
+    facts = (
+        f"action_type={context.action_type} risk={context.risk} impact={context.impact}"
+        if context.known
+        else "not registered"
+    )
+    click.echo(f"tool:      {context.tool} ({facts})")
+    click.echo(f"decision:  {decision.effect}")
+    click.echo(f"reason:    {decision.reason}")
+    click.echo(f"rules:     {', '.join(decision.rule_ids) or '-'}")
+    click.echo(f"matched:   {', '.join(result.matched_rule_ids) or '-'}")
+    click.echo(f"message:   {decision.message}")
+    click.echo(f"policy:    {decision.policy_digest}")
+    rows = [[o.rule_id, o.effect, o.status, o.failed_arg or o.error or ""] for o in result.outcomes]
+    click.echo("")
+    click.echo(tabulate(rows, headers=["rule", "effect", "status", "detail"]))
+    click.echo("(nothing was executed)")
+
+
+@policy_group.command("explain")
+@click.argument("file", type=POLICY_FILE)
+@click.option("--tool", "tool", required=True, help="Tool name, e.g. fs.read.")
+@click.option("--args", "args_json", default="{}", show_default=True, help="Arguments (JSON).")
+@click.option("--actor", default="cli", show_default=True, help="Who proposes the call.")
+@click.option("--agent", default="cli", show_default=True, help="Which agent proposes it.")
+@click.option("--team", default="cli", show_default=True, help="The team owning the agent.")
+@click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens the run used.")
+@click.option("--tainted", is_flag=True, help="The run has taken in untrusted content.")
+@click.option(
+    "--descriptor",
+    "descriptor_json",
+    default=None,
+    help='Tool facts as JSON, e.g. \'{"action_type": "read", "risk": "low"}\' (overrides '
+    "the registry).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def explain_command(
+    file: Path,
+    tool: str,
+    args_json: str,
+    actor: str,
+    agent: str,
+    team: str,
+    tokens: int,
+    tainted: bool,
+    descriptor_json: str | None,
+    as_json: bool,
+) -> None:
+    """Show how FILE decides one proposed call, rule by rule. Executes nothing."""
+    arguments = _json_object("--args", args_json)
+    policy = load_policy(file)
+    if descriptor_json is not None:
+        descriptor: ToolDescriptor | None = _descriptor_from_option(tool, descriptor_json)
+        registry_digest = digest([descriptor.surface()] if descriptor else [])
+    else:
+        registry = _builtin_registry()
+        descriptor = registry.get(tool)
+        registry_digest = registry.digest
+    if descriptor is not None:
+        arguments, _ = with_schema_defaults(descriptor.input_schema, arguments)
+    call = ToolCall(
+        call_id="c1",
+        tool=tool,
+        arguments=arguments,
+        run_id="explain",
+        principal=Principal(actor=actor, agent=agent, team=team),
+    )
+    context = PolicyContext.for_call(
+        call,
+        descriptor,
+        registry_digest=registry_digest,
+        usage=RunUsage(tokens_used=tokens, tainted=tainted),
+    )
+    result = explain(context, policy)
+    if as_json:
+        click.echo(json.dumps(_explanation_json(context, result), indent=2, sort_keys=True))
+    else:
+        _print_explanation(context, result)
