@@ -1,0 +1,27 @@
+"""The public surface changes only on purpose: every exported name is pinned here."""
+
+import governance
+import governance.tools
+import harness.cli
+
+
+def test_governance_exports_exactly_the_curated_names() -> None:
+    assert sorted(governance.__all__) == sorted(
+        [
+            "REDACTED", "ActionType", "AuditEvent", "AuditLog", "AuditWriteError", "ChainVerdict",
+            "Clock", "ConfigError", "Decision", "Effect", "Explanation", "Firewall",
+            "GovernanceError", "Impact", "LifecycleEvent", "LocalTool", "LocalToolSource",
+            "ManualClock", "Outcome", "Policy", "PolicyContext", "PolicyError", "PolicyFile",
+            "Principal", "RegistryError", "Risk", "RunUsage", "StaticPolicy", "SystemClock",
+            "ToolCall", "ToolDescriptor", "ToolExecutionError", "ToolInputError", "ToolRegistry",
+            "ToolResult", "ToolSource", "canonical_json", "digest", "effective_impact", "evaluate",
+            "explain", "keyed_digest", "load_policy", "local_tool", "parse_policy",
+            "policy_json_schema", "redact",
+        ]
+    )  # fmt: skip
+
+
+def test_every_exported_name_exists() -> None:
+    for module in (governance, governance.tools, harness.cli):
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert missing == [], f"{module.__name__} exports names it does not define: {missing}"
