@@ -1,0 +1,29 @@
+"""One error base for the harness; config errors apart from runtime errors."""
+
+from __future__ import annotations
+
+from governance import ConfigError
+
+
+class HarnessError(Exception):
+    """Base of every error raised on purpose by `harness`."""
+
+
+class ScenarioError(ConfigError):
+    """A scenario file is malformed or breaks its contract. Names file, line and fix."""
+
+
+class ProviderError(HarnessError):
+    """A model provider failed. One normalised shape for every vendor error.
+
+    `kind` is one of: rate_limited, server_error, timeout, connection, bad_request, auth,
+    not_found, malformed_response, script_exhausted.
+    """
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        self.message = message
+        super().__init__(
+            f"{kind}: {message}" if status is None else f"{kind} ({status}): {message}"
+        )
