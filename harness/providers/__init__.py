@@ -11,8 +11,19 @@ from harness.providers._base import (
     ToolSpec,
     Usage,
 )
+from harness.providers._openai import OpenAIProvider
+from harness.providers._replay import ReplayProvider, ScriptStep
+from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
+from harness.providers._settings import ProviderSettings, resolve_settings
 
 __all__ = [
+    "OpenAIProvider",
+    "ProviderSettings",
+    "ReplayProvider",
+    "ScriptStep",
+    "ToolNameCodec",
+    "resolve_settings",
+    "sanitize_tool_schema",
     "Message",
     "ModelTurn",
     "ProposedCall",
