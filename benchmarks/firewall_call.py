@@ -18,7 +18,7 @@ from governance._firewall import Firewall, StaticPolicy
 from governance._policy_eval import evaluate
 from governance._policy_load import load_policy
 from governance.tools import builtin_tools
-from harness.cli._demo import shipped_policy_path
+from harness.cli._options import shipped_policy_path
 
 
 def main() -> None:

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+from governance._approvals import (
+    ApprovalConflict,
+    ApprovalError,
+    ApprovalNotFound,
+    ApprovalRequest,
+    ApprovalStatus,
+    ApprovalStore,
+    ApprovalStoreError,
+    SelfApprovalError,
+)
 from governance._audit import AuditEvent, AuditLog, ChainVerdict
+from governance._budgets import (
+    Budget,
+    BudgetDenial,
+    BudgetReservation,
+    BudgetReset,
+    BudgetResetRefused,
+    BudgetStatus,
+    BudgetStore,
+    BudgetStoreError,
+)
 from governance._canonical import canonical_json, digest, keyed_digest
 from governance._clock import Clock, ManualClock, SystemClock
 from governance._contracts import (
@@ -29,7 +49,8 @@ from governance._errors import (
     RegistryError,
     ToolInputError,
 )
-from governance._firewall import Firewall, LifecycleEvent, StaticPolicy
+from governance._firewall import EditRefused, Firewall, LifecycleEvent, StaticPolicy
+from governance._gateway import Gateway
 from governance._local_tools import LocalTool, LocalToolSource, ToolExecutionError, local_tool
 from governance._policy_eval import Explanation, Policy, evaluate, explain
 from governance._policy_load import PolicyFile, load_policy, parse_policy
@@ -39,6 +60,24 @@ from governance._registry import ToolRegistry
 
 __all__ = [
     "REDACTED",
+    "ApprovalConflict",
+    "ApprovalError",
+    "ApprovalNotFound",
+    "ApprovalRequest",
+    "ApprovalStatus",
+    "ApprovalStore",
+    "ApprovalStoreError",
+    "Budget",
+    "BudgetDenial",
+    "BudgetReservation",
+    "BudgetReset",
+    "BudgetResetRefused",
+    "BudgetStatus",
+    "BudgetStore",
+    "BudgetStoreError",
+    "EditRefused",
+    "Gateway",
+    "SelfApprovalError",
     "ActionType",
     "AuditEvent",
     "AuditLog",

@@ -13,18 +13,27 @@ from typing import Any, Protocol
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from governance._approvals import (
+    ApprovalError,
+    ApprovalRequest,
+    ApprovalStore,
+    ApprovalStoreError,
+)
 from governance._arguments import with_schema_defaults
+from governance._budgets import BudgetDenial, BudgetReservation, BudgetStore, BudgetStoreError
 from governance._canonical import digest
 from governance._contracts import (
     Decision,
+    Outcome,
     PolicyContext,
+    Principal,
     RunUsage,
     ToolCall,
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import AuditWriteError, PolicyError
-from governance._policy_eval import Policy, evaluate
+from governance._errors import AuditWriteError, GovernanceError, PolicyError
+from governance._policy_eval import Budget, Policy, evaluate
 from governance._registry import ToolRegistry
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
@@ -35,11 +44,35 @@ LIFECYCLE = (
     "tool.requested",
     "call.rejected",
     "policy.decided",
+    "budget.denied",
     "approval.required",
+    "approval.unavailable",
     "execution.started",
     "execution.completed",
     "execution.failed",
 )
+# Review and resume events, on the same run's chain.
+APPROVAL_EVENTS = (
+    "policy.rechecked",
+    "approval.approved",
+    "approval.rejected",
+    "approval.edit_refused",
+    "approval.refused",
+    "approval.revoked",
+    "approval.consumed",
+)
+
+# Failures after which the side effect may have landed: the budget slot stays counted.
+_UNKNOWN_EFFECT_REASONS = frozenset({"timeout", "tool_error", "connection_lost"})
+
+
+class EditRefused(GovernanceError):
+    """A reviewer's edited arguments were refused; the request stays pending, nothing ran."""
+
+    def __init__(self, approval_id: str, reason: str, message: str) -> None:
+        self.approval_id = approval_id
+        self.reason = reason
+        super().__init__(message)
 
 
 class PolicySource(Protocol):
@@ -94,6 +127,8 @@ class Firewall:
         *,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         observers: tuple[Callable[[LifecycleEvent], None], ...] = (),
+        approvals: ApprovalStore | None = None,
+        budgets: BudgetStore | None = None,
     ) -> None:
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
@@ -103,6 +138,8 @@ class Firewall:
         self._max_result_chars = max_result_chars
         self._observers = list(observers)
         self._validators: dict[str, Draft202012Validator] = {}
+        self._approvals = approvals
+        self._budgets = budgets
 
     @property
     def registry(self) -> ToolRegistry:
@@ -217,26 +254,376 @@ class Firewall:
                 reason=decision.reason,
                 decision=decision,
             )
+        assert descriptor is not None  # decide() never lets an unknown tool past here
+        # A hold only checks the budgets (asking a human is pointless if they are used up);
+        # an allowed call reserves its slots atomically.
+        gate = self._budget_gate(call, descriptor, decision, reserve=decision.effect == "allow")
+        if isinstance(gate, ToolResult):
+            return gate
         if decision.effect == "require_approval":
+            return self._hold(call, descriptor, decision)
+        return self._execute(call, decision, gate)
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def _hold(self, call: ToolCall, descriptor: ToolDescriptor, decision: Decision) -> ToolResult:
+        if self._approvals is None:
             self._record(call, "approval.required", {"rule_ids": list(decision.rule_ids)})
+            return self._refusal(call, decision, "held", decision.reason, _HELD_MESSAGE)
+        try:
+            request = self._approvals.create(
+                run_id=call.run_id,
+                call_id=call.call_id,
+                tool=call.tool,
+                arguments=dict(call.arguments),
+                arguments_digest=self._audit.digest_arguments(call.arguments),
+                principal=call.principal,
+                policy_digest=decision.policy_digest,
+                rule_ids=decision.rule_ids,
+                reason=decision.reason,
+                risk=descriptor.risk,
+            )
+        except (ApprovalStoreError, ValueError) as exc:
+            # Nowhere to park the call, so nobody can approve it: fail closed.
+            self._record(call, "approval.unavailable", {"error": str(exc)})
+            return self._refusal(
+                call,
+                decision,
+                "blocked",
+                "approval_store_unavailable",
+                "needs approval, but the approval store is unavailable; nothing was executed",
+            )
+        self._record(
+            call,
+            "approval.required",
+            {
+                "approval_id": request.id,
+                "rule_ids": list(decision.rule_ids),
+                "expires_at": request.expires_at.isoformat(),
+            },
+        )
+        return ToolResult(
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="held",
+            error=f"held for human approval ({request.id}); nothing was executed",
+            reason=decision.reason,
+            decision=decision,
+            approval_id=request.id,
+        )
+
+    def approve(
+        self,
+        approval_id: str,
+        reviewer: str,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        comment: str | None = None,
+    ) -> ApprovalRequest:
+        """Approve a held call, optionally with edited arguments, which are re-evaluated first.
+
+        An edit is refused (EditRefused, request left pending, refusal on the chain) when it
+        fails the tool's schema, when policy now blocks it, or when it raises the risk above
+        what the reviewer was shown (a stricter rule now applies).
+        """
+        store = self._require_approvals()
+        request = store.get(approval_id)
+        if arguments is not None:
+            self._check_edit(request, dict(arguments))
+        approved = store.approve(approval_id, reviewer, arguments=arguments, comment=comment)
+        edited = arguments is not None
+        self._record_for(
+            approved,
+            "approval.approved",
+            {
+                "approval_id": approval_id,
+                "reviewer": reviewer,
+                "edited": edited,
+                "arguments": dict(approved.effective_arguments),
+                "arguments_digest": self._audit.digest_arguments(approved.effective_arguments),
+                "comment": comment,
+            },
+        )
+        return approved
+
+    def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
+        store = self._require_approvals()
+        rejected = store.reject(approval_id, reviewer, comment=comment)
+        self._record_for(
+            rejected,
+            "approval.rejected",
+            {"approval_id": approval_id, "reviewer": reviewer, "comment": comment},
+        )
+        return rejected
+
+    def _check_edit(self, request: ApprovalRequest, arguments: dict[str, Any]) -> None:
+        descriptor = self._registry.get(request.tool)
+        principal = Principal(request.actor, request.agent, request.team)
+        call = ToolCall(request.call_id, request.tool, arguments, request.run_id, principal)
+        problem: tuple[str, str] | None = None
+        if descriptor is None:
+            problem = ("unknown_tool", f"{request.tool} is no longer registered")
+        else:
+            arguments, _ = with_schema_defaults(descriptor.input_schema, arguments)
+            call = replace(call, arguments=arguments)
+            invalid = self._schema_problem(descriptor, arguments)
+            if invalid is not None:
+                problem = ("invalid_arguments", f"the edited arguments are invalid: {invalid}")
+        if problem is None:
+            decision = self.decide(call)
+            new_rules = set(decision.rule_ids) - set(request.rule_ids)
+            if decision.effect == "block":
+                problem = ("edit_blocked_by_policy", f"policy blocks the edit: {decision.message}")
+            elif decision.effect == "require_approval" and new_rules:
+                problem = (
+                    "edit_raises_risk",
+                    "the edit brings in rules the reviewer was not shown: "
+                    + ", ".join(sorted(new_rules)),
+                )
+        if problem is not None:
+            self._record_for(
+                request,
+                "approval.edit_refused",
+                {"approval_id": request.id, "reason": problem[0], "arguments": arguments},
+            )
+            raise EditRefused(request.id, problem[0], f"{request.id}: {problem[1]}")
+
+    def resume_held(
+        self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
+    ) -> ToolResult:
+        """Execute a held call once its request is approved - re-verified, never trusted.
+
+        Checks the request still matches this call (tool, run, arguments digest), is approved,
+        unexpired and unused, and re-evaluates policy: if policy changed while the request was
+        pending and now blocks, nothing executes. Rejected or expired: a refused result.
+        """
+        try:
+            return self._resume(approval_id, call, usage)
+        except _AuditFailed as exc:
+            return ToolResult(
+                call_id=call.call_id,
+                tool=call.tool,
+                outcome="failed",
+                error=f"not executed: the audit log could not record the call ({exc})",
+                reason="audit_unavailable",
+                approval_id=approval_id,
+            )
+
+    def _resume(self, approval_id: str, call: ToolCall, usage: RunUsage | None) -> ToolResult:
+        store = self._require_approvals()
+        try:
+            store.expire_due()
+            request = store.get(approval_id)
+        except ApprovalError as exc:
+            return self._approval_refusal(call, approval_id, "approval_store_unavailable", exc)
+        if request.status == "pending":
             return ToolResult(
                 call_id=call.call_id,
                 tool=call.tool,
                 outcome="held",
-                error="held for human approval; nothing was executed",
-                reason=decision.reason,
-                decision=decision,
+                error=f"still waiting for human approval ({approval_id}); nothing was executed",
+                reason="approval_pending",
+                approval_id=approval_id,
             )
-        return self._execute(call, decision)
+        if request.status != "approved":
+            reason = f"approval_{request.status}"
+            why = request.comment or request.status_reason or request.status
+            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": reason})
+            return ToolResult(
+                call_id=call.call_id,
+                tool=call.tool,
+                outcome="blocked",
+                error=f"the request was {request.status} ({why}); nothing was executed",
+                reason=reason,
+                approval_id=approval_id,
+            )
+        mismatch = self._approval_mismatch(request, call)
+        if mismatch is not None:
+            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": mismatch})
+            return self._approval_refusal(call, approval_id, mismatch, None)
 
-    def _execute(self, call: ToolCall, decision: Decision) -> ToolResult:
+        execute = replace(call, arguments=request.effective_arguments)
+        decision = self.decide(execute, usage)
+        self._record(call, "policy.rechecked", _decision_record(decision))
+        if decision.effect == "block":
+            self._record(call, "approval.revoked", _decision_record(decision))
+            return self._refusal(
+                execute,
+                decision,
+                "blocked",
+                decision.reason,
+                f"approved, but policy now blocks it: {decision.message}; nothing was executed",
+                approval_id=approval_id,
+            )
+        descriptor = self._registry.get(call.tool)
+        assert descriptor is not None  # decide() blocks unknown tools
+        reservation = self._budget_gate(execute, descriptor, decision, reserve=True)
+        if isinstance(reservation, ToolResult):
+            return replace(reservation, approval_id=approval_id)
+        try:
+            won = store.consume(approval_id)
+        except ApprovalError as exc:
+            self._settle(reservation, "released")
+            return self._approval_refusal(call, approval_id, "approval_store_unavailable", exc)
+        if not won:
+            self._settle(reservation, "released")
+            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
+            return self._approval_refusal(call, approval_id, "approval_already_used", None)
+        self._record(call, "approval.consumed", {"approval_id": approval_id})
+        return replace(self._execute(execute, decision, reservation), approval_id=approval_id)
+
+    def _approval_mismatch(self, request: ApprovalRequest, call: ToolCall) -> str | None:
+        if (request.tool, request.run_id, request.call_id) != (
+            call.tool,
+            call.run_id,
+            call.call_id,
+        ):
+            return "approval_mismatch"
+        if request.consumed:
+            return "approval_already_used"
+        if self._audit.digest_arguments(request.arguments) != request.arguments_digest:
+            return "approval_arguments_tampered"
+        if self._audit.digest_arguments(call.arguments) != request.arguments_digest:
+            return "approval_mismatch"
+        if request.expires_at <= self._approvals_now():
+            return "approval_expired"
+        return None
+
+    def _approvals_now(self) -> Any:
+        return self._require_approvals().now()
+
+    def _approval_refusal(
+        self, call: ToolCall, approval_id: str, reason: str, exc: Exception | None
+    ) -> ToolResult:
+        detail = f": {exc}" if exc else ""
+        return ToolResult(
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="blocked",
+            error=f"not executed ({reason}{detail})",
+            reason=reason,
+            approval_id=approval_id,
+        )
+
+    def _require_approvals(self) -> ApprovalStore:
+        if self._approvals is None:
+            raise ApprovalStoreError("this firewall has no approval store configured")
+        return self._approvals
+
+    # -- budgets ----------------------------------------------------------------------------
+
+    def _budget_gate(
+        self, call: ToolCall, descriptor: ToolDescriptor, decision: Decision, *, reserve: bool
+    ) -> BudgetReservation | ToolResult | None:
+        """Reserve (or only check) every budget that applies to this call.
+
+        A refusal (a budget is used up, or the store is down: fail closed) comes back as the
+        blocked result; otherwise the reservation to settle after dispatch, or None.
+        """
+        budgets = self._applicable_budgets(descriptor, decision)
+        if not budgets:
+            return None
+        if self._budgets is None:
+            return self._refusal(
+                call,
+                decision,
+                "blocked",
+                "budget_store_unavailable",
+                "a budget applies but no budget store is configured; nothing was executed",
+            )
+        outcome: BudgetReservation | BudgetDenial | None
+        try:
+            if reserve:
+                outcome = self._budgets.reserve(call, descriptor.impact, budgets)
+            else:
+                outcome = self._budgets.check(call, descriptor.impact, budgets)
+        except BudgetStoreError as exc:
+            self._record(call, "budget.denied", {"reason": "budget_store_unavailable"})
+            return self._refusal(
+                call,
+                decision,
+                "blocked",
+                "budget_store_unavailable",
+                f"the budget store is unavailable, so the call is blocked ({exc})",
+            )
+        if isinstance(outcome, BudgetDenial):
+            self._record(
+                call,
+                "budget.denied",
+                {
+                    "budget_id": outcome.budget_id,
+                    "scope": outcome.scope,
+                    "key": outcome.key,
+                    "used": outcome.used,
+                    "limit": outcome.limit,
+                    "reason": outcome.reason,
+                },
+            )
+            denied = replace(
+                decision,
+                effect="block",
+                rule_ids=(outcome.budget_id,),
+                reason=outcome.reason,
+                message=f"budget {outcome.budget_id} ({outcome.scope}={outcome.key}) is used up: "
+                f"{outcome.used}/{outcome.limit}; two operators must reset it",
+            )
+            return self._refusal(call, denied, "blocked", outcome.reason, denied.message)
+        return outcome
+
+    def _applicable_budgets(
+        self, descriptor: ToolDescriptor, decision: Decision
+    ) -> tuple[Budget, ...]:
+        try:
+            policy = self._policy.current()
+        except PolicyError:
+            return ()
+        if policy.digest != decision.policy_digest:
+            return ()  # decide() fell back to a block; nothing to reserve
+        return tuple(b for b in policy.budgets if b.applies_to(descriptor.name, descriptor.impact))
+
+    def _settle(self, reservation: BudgetReservation | None, outcome: str) -> None:
+        if reservation is None or self._budgets is None:
+            return
+        try:
+            self._budgets.settle(reservation, outcome)  # type: ignore[arg-type]
+        except BudgetStoreError:
+            pass  # an unsettled reservation keeps counting: the safe direction
+
+    def _refusal(
+        self,
+        call: ToolCall,
+        decision: Decision,
+        outcome: Outcome,
+        reason: str,
+        message: str,
+        *,
+        approval_id: str | None = None,
+    ) -> ToolResult:
+        return ToolResult(
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome=outcome,
+            error=message,
+            reason=reason,
+            decision=decision,
+            approval_id=approval_id,
+        )
+
+    def _execute(
+        self, call: ToolCall, decision: Decision, reservation: BudgetReservation | None = None
+    ) -> ToolResult:
         source = self._registry.source_for(call.tool)
         if source is None:  # unreachable while decide() holds; kept so it can never execute
+            self._settle(reservation, "released")
             return ToolResult(
                 call_id=call.call_id, tool=call.tool, outcome="blocked", reason="unknown_tool"
             )
-        # Write-ahead: if this record cannot be written, _record raises and nothing executes.
-        self._record(call, "execution.started", {"source": source.name})
+        # Write-ahead: if this record cannot be written, nothing executes.
+        try:
+            self._record(call, "execution.started", {"source": source.name})
+        except _AuditFailed:
+            self._settle(reservation, "released")
+            raise
         try:
             result = source.call(call)
         except Exception as exc:  # a source that raises is a failed call, never a dead run
@@ -248,6 +635,12 @@ class Firewall:
                 reason="tool_error",
             )
         result = self._cap(result, decision)
+        if result.outcome == "executed":
+            self._settle(reservation, "executed")
+        elif result.reason in _UNKNOWN_EFFECT_REASONS:
+            self._settle(reservation, "unknown")  # the effect may have landed: keep counting
+        else:
+            self._settle(reservation, "released")  # refused before any effect
         if result.outcome == "executed":
             self._record(
                 call,
@@ -297,6 +690,14 @@ class Firewall:
         where = ".".join(str(p) for p in first.path) or "(arguments)"
         return f"{where}: {first.message}"
 
+    def _record_for(self, request: ApprovalRequest, kind: str, data: Mapping[str, Any]) -> None:
+        principal = Principal(request.actor, request.agent, request.team)
+        call = ToolCall(request.call_id, request.tool, {}, request.run_id, principal)
+        try:
+            self._record(call, kind, data)
+        except _AuditFailed as exc:
+            raise AuditWriteError(str(exc)) from exc
+
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
         payload = {"call_id": call.call_id, "tool": call.tool, **data}
         try:
@@ -308,6 +709,9 @@ class Firewall:
         )
         for observer in self._observers:
             observer(event)
+
+
+_HELD_MESSAGE = "held for human approval; nothing was executed"
 
 
 def _decision_record(decision: Decision) -> dict[str, Any]:

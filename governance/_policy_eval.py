@@ -21,8 +21,19 @@ from governance._contracts import (
     Impact,
     PolicyContext,
     Risk,
+    ToolCall,
 )
-from governance._policy_model import ConditionModel, MatchModel, PolicyModel, canonical_path
+from governance._policy_model import (
+    BUDGET_COUNTABLE,
+    BUDGET_SCOPES,
+    MAX_BUDGET_WINDOW_SECONDS,
+    BudgetModel,
+    BudgetScope,
+    ConditionModel,
+    MatchModel,
+    PolicyModel,
+    canonical_path,
+)
 
 RuleStatus = Literal["matched", "condition_failed", "not_matched", "error", "disabled"]
 
@@ -304,6 +315,59 @@ class Defaults:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """A compiled budget: at most `limit` counted calls per scope key in a sliding window.
+
+    Pure data; the counting lives in `governance._budgets.BudgetStore`. Empty `tools` means
+    every tool. A read never counts: `counts` cannot name it.
+    """
+
+    id: str
+    description: str
+    scope: BudgetScope
+    limit: int
+    window_seconds: int
+    counts: tuple[Impact, ...] = ("destructive",)
+    tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.scope not in BUDGET_SCOPES:
+            raise ValueError(f"budget {self.id!r}: unknown scope {self.scope!r}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise ValueError(f"budget {self.id!r}: limit must be an integer >= 1")
+        window = self.window_seconds
+        if isinstance(window, bool) or not isinstance(window, int):
+            raise ValueError(f"budget {self.id!r}: window_seconds must be an integer")
+        if not 0 < window <= MAX_BUDGET_WINDOW_SECONDS:
+            raise ValueError(
+                f"budget {self.id!r}: window_seconds must be in 1..{MAX_BUDGET_WINDOW_SECONDS}"
+            )
+        if not self.counts or any(impact not in BUDGET_COUNTABLE for impact in self.counts):
+            raise ValueError(
+                f"budget {self.id!r}: counts must be a non-empty subset of "
+                f"{list(BUDGET_COUNTABLE)} (a read never counts)"
+            )
+
+    def applies_to(self, tool: str, impact: Impact) -> bool:
+        """Whether a call of `tool` with this effective impact is charged to this budget."""
+        if impact not in self.counts:
+            return False
+        return not self.tools or any(fnmatchcase(tool, glob) for glob in self.tools)
+
+    def key_for(self, call: ToolCall) -> str:
+        """The scope value the call is counted under: run id, actor, agent, team or tool."""
+        if self.scope == "agent_run":
+            return call.run_id
+        if self.scope == "actor":
+            return call.principal.actor
+        if self.scope == "agent":
+            return call.principal.agent
+        if self.scope == "team":
+            return call.principal.team
+        return call.tool
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     """A compiled, validated policy. `digest` ignores formatting, comments and rule order."""
 
@@ -311,11 +375,15 @@ class Policy:
     defaults: Defaults
     digest: str
     path: str | None = None
+    budgets: tuple[Budget, ...] = ()
 
     def __post_init__(self) -> None:
         ids = [rule.id for rule in self.rules]
         if not ids or len(set(ids)) != len(ids):
             raise ValueError("a policy needs at least one rule and unique rule ids")
+        budget_ids = [budget.id for budget in self.budgets]
+        if len(set(budget_ids)) != len(budget_ids):
+            raise ValueError("budget ids must be unique")
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
@@ -362,10 +430,30 @@ def _compile_match(model: MatchModel) -> Match:
 
 
 def policy_digest(model: PolicyModel) -> str:
-    """sha256 of the canonical JSON dump with rules sorted by id: order never changes it."""
+    """sha256 of the canonical JSON dump with rules and budgets sorted by id.
+
+    Order never changes it, and a policy without budgets keeps the digest it had before
+    budgets existed.
+    """
     dump = model.model_dump(mode="json", exclude_none=True)
     dump["rules"] = sorted(dump["rules"], key=lambda rule: rule["id"])
+    if dump.get("budgets"):
+        dump["budgets"] = sorted(dump["budgets"], key=lambda budget: budget["id"])
+    else:
+        dump.pop("budgets", None)
     return canonical_digest(dump)
+
+
+def _compile_budget(model: BudgetModel) -> Budget:
+    return Budget(
+        id=model.id,
+        description=model.description,
+        scope=model.scope,
+        limit=model.limit,
+        window_seconds=model.window_seconds,
+        counts=tuple(model.counts),
+        tools=tuple(model.tools or ()),
+    )
 
 
 def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
@@ -382,7 +470,13 @@ def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
         for rule in model.rules
     )
     defaults = Defaults(unknown_tool=model.defaults.unknown_tool, no_match=model.defaults.no_match)
-    return Policy(rules=rules, defaults=defaults, digest=policy_digest(model), path=path)
+    return Policy(
+        rules=rules,
+        defaults=defaults,
+        digest=policy_digest(model),
+        path=path,
+        budgets=tuple(_compile_budget(budget) for budget in model.budgets),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,7 +195,10 @@ def parse_policy(text: str, path: str = "<string>") -> Policy:
         )
     if not isinstance(data, dict):
         raise PolicyError(
-            path, 1, "a policy must be a mapping with the keys version, defaults and rules"
+            path,
+            1,
+            "a policy must be a mapping with the keys version, defaults, rules and (optionally) "
+            "budgets",
         )
     try:
         model = PolicyModel.model_validate(data)

@@ -1,8 +1,9 @@
 """The policy file's shape: pydantic models (extra="forbid") checked once at load.
 
 Unsafe settings are unrepresentable: `defaults.unknown_tool` cannot be "allow", `no_match` can
-only be "block", and an empty rule list is an error. Run `python -m governance._policy_model`
-to regenerate the committed JSON Schema (governance/data/policy.schema.json).
+only be "block", an empty rule list is an error, and a budget can neither count a read nor
+fail open. Run `python -m governance._policy_model` to regenerate the committed JSON Schema
+(governance/data/policy.schema.json).
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ from governance._contracts import ActionType, Effect, Impact, Risk
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "policy.schema.json"
 SCHEMA_COMMAND = "python -m governance._policy_model"
 RULE_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+BudgetScope = Literal["agent_run", "actor", "agent", "team", "tool"]
+BUDGET_SCOPES: tuple[BudgetScope, ...] = ("agent_run", "actor", "agent", "team", "tool")
+CountedImpact = Literal["write", "destructive", "unknown"]
+BUDGET_COUNTABLE: tuple[CountedImpact, ...] = ("write", "destructive", "unknown")
+MAX_BUDGET_LIMIT = 1_000_000_000
+MAX_BUDGET_WINDOW_SECONDS = 100 * 366 * 86_400  # a century: "for ever" without overflow
 CHECK_KINDS = ("path_prefix", "regex", "enum", "max_length", "min/max", "sql_read_only")
 _CHECK_KIND = {
     "path_prefix": "path_prefix",
@@ -216,6 +223,15 @@ class ConditionModel(_Model):
         return self
 
 
+def _valid_id(value: str, what: str) -> str:
+    if not RULE_ID.fullmatch(value) or len(value) > 100:
+        raise ValueError(
+            f"{what} id {value!r} must be 1-100 lowercase letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
 class RuleModel(_Model):
     """One rule: an effect applied when its selectors and argument conditions all hold."""
 
@@ -230,13 +246,69 @@ class RuleModel(_Model):
 
     @field_validator("id")
     @classmethod
-    def _valid_id(cls, value: str) -> str:
-        if not RULE_ID.fullmatch(value) or len(value) > 100:
-            raise ValueError(
-                f"rule id {value!r} must be 1-100 lowercase letters, digits, '_', '.' or '-', "
-                "starting with a letter or digit"
-            )
-        return value
+    def _valid_rule_id(cls, value: str) -> str:
+        return _valid_id(value, "rule")
+
+
+def _counted(value: object) -> object:
+    """Refuse "read" with a message that says why, before the Literal's generic one."""
+    items = _as_list(value)
+    if isinstance(items, list):
+        for index, item in enumerate(items):
+            if item == "read":
+                raise LocatedValueError(
+                    "a read never counts against a budget: list only write, destructive or "
+                    "unknown (irreversible and external tools count as destructive)",
+                    (index,),
+                )
+    return items
+
+
+CountedImpacts = Annotated[
+    list[CountedImpact],
+    BeforeValidator(_counted, json_schema_input_type=CountedImpact | list[CountedImpact]),
+    Field(min_length=1),
+]
+
+
+class BudgetModel(_Model):
+    """A stateful limit on counted calls per scope key over a sliding window.
+
+    There is no setting for what happens when the budget store fails: the call is blocked.
+    """
+
+    id: str = Field(description="Unique among budgets, lowercase: [a-z0-9][a-z0-9_.-]*")
+    description: str = ""
+    scope: BudgetScope = Field(
+        description="What is counted separately: each run, actor, agent, team or tool name."
+    )
+    limit: StrictInt = Field(
+        ge=1, le=MAX_BUDGET_LIMIT, description="Counted calls allowed per key in the window."
+    )
+    window_seconds: StrictInt = Field(
+        gt=0,
+        le=MAX_BUDGET_WINDOW_SECONDS,
+        description="The sliding window: calls older than this stop counting.",
+    )
+    counts: CountedImpacts = Field(
+        default=["destructive"],
+        description="Effective impacts that count (a read never does). Irreversible or "
+        "external tools are destructive whatever they were declared.",
+    )
+    tools: Names | None = Field(
+        None, description="Tool names or fnmatch globs the budget covers; default: every tool."
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _valid_budget_id(cls, value: str) -> str:
+        return _valid_id(value, "budget")
+
+    @field_validator("counts")
+    @classmethod
+    def _canonical_counts(cls, value: list[CountedImpact]) -> list[CountedImpact]:
+        # One order, no repeats: `[write, destructive]` and `[destructive, write]` are one budget.
+        return [impact for impact in BUDGET_COUNTABLE if impact in value]
 
 
 class DefaultsModel(_Model):
@@ -264,6 +336,10 @@ class PolicyModel(_Model):
     version: Literal[1]
     defaults: DefaultsModel = Field(default_factory=DefaultsModel)
     rules: list[RuleModel]
+    budgets: list[BudgetModel] = Field(
+        default_factory=list,
+        description="Stateful limits on writes and irreversible actions; a denial blocks.",
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -290,6 +366,20 @@ class PolicyModel(_Model):
                 )
             first[rule.id] = index
         return rules
+
+    @field_validator("budgets")
+    @classmethod
+    def _budget_ids_are_unique(cls, budgets: list[BudgetModel]) -> list[BudgetModel]:
+        first: dict[str, int] = {}
+        for index, budget in enumerate(budgets):
+            if budget.id in first:
+                raise LocatedValueError(
+                    f"duplicate budget id {budget.id!r} (first used by budgets[{first[budget.id]}])"
+                    ": give every budget its own id",
+                    (index, "id"),
+                )
+            first[budget.id] = index
+        return budgets
 
 
 def policy_json_schema() -> dict[str, Any]:

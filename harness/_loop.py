@@ -175,7 +175,7 @@ class AgentLoop:
     def __init__(
         self,
         provider: Provider,
-        tools: GovernedTools,
+        firewall: GovernedTools,
         *,
         audit: AuditSink | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
@@ -184,7 +184,7 @@ class AgentLoop:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
         self._provider = provider
-        self._tools = tools
+        self._firewall = firewall
         self._audit = audit
         self._max_steps = max_steps
         self._system_prompt = system_prompt
@@ -224,7 +224,7 @@ class AgentLoop:
             raise HarnessError(f"run {state.run_id} is {state.status}, not waiting for approval")
         held = state.held
         call = ToolCall(held.call_id, held.tool, held.arguments, state.run_id, state.principal)
-        result = self._tools.resume_held(held.approval_id, call, usage=self._usage(state))
+        result = self._firewall.resume_held(held.approval_id, call, usage=self._usage(state))
         if result.outcome == "held":
             return state  # still pending: nothing changes, nothing ran
         state.status, state.termination, state.final_answer = "running", None, None
@@ -255,7 +255,7 @@ class AgentLoop:
     # -- the loop -------------------------------------------------------------------------
 
     def _drive(self, state: RunState) -> None:
-        specs = tool_specs(self._tools.list_tools())
+        specs = tool_specs(self._firewall.list_tools())
         while True:
             if state.turns >= self._max_steps:
                 self._event(state, "max_steps", f"no final answer after {state.turns} turns")
@@ -313,7 +313,7 @@ class AgentLoop:
         )
 
     def _process_pending(self, state: RunState) -> None:
-        known = {d.name for d in self._tools.list_tools()}
+        known = {d.name for d in self._firewall.list_tools()}
         while state.pending_calls:
             record = state.pending_calls.pop(0)
             proposed = ProposedCall(record.id, record.name, record.arguments)
@@ -328,7 +328,7 @@ class AgentLoop:
                 self._malformed(state, proposed, call_id, known)
                 continue
             call = ToolCall(call_id, proposed.name, arguments, state.run_id, state.principal)
-            result = self._tools.call(call, usage=self._usage(state))
+            result = self._firewall.call(call, usage=self._usage(state))
             state.attempted[key] = result.outcome
             if result.outcome == "held":
                 self._hold(state, proposed, call, result, known)

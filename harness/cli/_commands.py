@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from harness.cli import (
+    _approvals,  # noqa: F401
+    _ask,  # noqa: F401
     _audit,  # noqa: F401
+    _budgets,  # noqa: F401
     _demo,  # noqa: F401
     _policy,  # noqa: F401
+    _stub,  # noqa: F401
 )

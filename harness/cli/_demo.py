@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from governance._firewall import Firewall
 from governance._policy_load import PolicyFile
 from governance.tools import builtin_tools
 from harness.cli._app import cli
+from harness.cli._options import shipped_policy_path
 
 DEMO_CALLS = (
     ("orders.lookup", {"order_id": "ORD-0003"}, "a read the policy allows"),
@@ -27,10 +27,6 @@ DEMO_CALLS = (
         "an external, irreversible action",
     ),
 )
-
-
-def shipped_policy_path() -> Path:
-    return Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 
 
 @cli.command("demo")

@@ -8,7 +8,10 @@ import harness.cli
 def test_governance_exports_exactly_the_curated_names() -> None:
     assert sorted(governance.__all__) == sorted(
         [
-            "REDACTED", "ActionType", "AuditEvent", "AuditLog", "AuditWriteError", "ChainVerdict",
+            "REDACTED", "ActionType", "ApprovalConflict", "ApprovalError", "ApprovalNotFound",
+            "ApprovalRequest", "ApprovalStatus", "ApprovalStore", "ApprovalStoreError", "Budget",
+            "BudgetDenial", "BudgetReservation", "BudgetReset", "BudgetResetRefused", "BudgetStatus",
+            "BudgetStore", "BudgetStoreError", "EditRefused", "Gateway", "SelfApprovalError", "AuditEvent", "AuditLog", "AuditWriteError", "ChainVerdict",
             "Clock", "ConfigError", "Decision", "Effect", "Explanation", "Firewall",
             "GovernanceError", "Impact", "LifecycleEvent", "LocalTool", "LocalToolSource",
             "ManualClock", "Outcome", "Policy", "PolicyContext", "PolicyError", "PolicyFile",

@@ -103,7 +103,7 @@ def test_a_bad_effect_names_file_line_field_and_the_allowed_values() -> None:
         (VALID.replace("match: {tool: fs.delete}", "match: {tool: []}"), 14, "at least 1"),
         (VALID.replace("match: {tool: fs.delete}", "match: {tool: 7}"), 14, "string or a list"),
         (VALID.replace("    effect: allow\n", "    effect: allow\n    extra: 1\n"), 9, "'extra'"),
-        (VALID + "budgets: {}\n", 15, "unknown key 'budgets'"),
+        (VALID + "quotas: {}\n", 15, "unknown key 'quotas'"),
         (
             VALID.replace("match: {tool: fs.delete}", "match: {min_tokens_used: -1}"),
             14,

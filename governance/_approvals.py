@@ -1,0 +1,577 @@
+"""Persisted approval requests in SQLite: the one race arbiter for human approval.
+
+Every state change is a single conditional `UPDATE ... WHERE id = ? AND status = 'pending'`
+(plus `consumed = 0` for execution). Reviewers in other processes, the expiry sweep and startup
+reconciliation all go through it, so exactly one of them wins and the others learn who did.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import datetime as dt
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal, get_args
+
+from governance._canonical import canonical_json
+from governance._clock import Clock, SystemClock
+from governance._contracts import RISKS, Principal, Risk
+from governance._errors import GovernanceError
+from governance._process import current_process_token, process_is_alive
+
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
+APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
+
+EXPIRED_REASON: Final = "expired"
+RESTARTED_REASON: Final = "process restarted"
+
+_SCHEMA: Final = (
+    """
+    CREATE TABLE IF NOT EXISTS approvals (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        run_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        arguments_digest TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        team TEXT NOT NULL,
+        policy_digest TEXT NOT NULL,
+        rule_ids TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        risk TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'cancelled')),
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at TEXT,
+        comment TEXT,
+        approved_arguments TEXT,
+        status_reason TEXT,
+        consumed INTEGER NOT NULL DEFAULT 0 CHECK (consumed IN (0, 1)),
+        waiter TEXT,
+        CHECK (consumed = 0 OR status = 'approved')
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals (status, expires_at)",
+    "CREATE INDEX IF NOT EXISTS approvals_by_run ON approvals (run_id, seq)",
+)
+_COLUMNS: Final = (
+    "id, run_id, call_id, tool, arguments, arguments_digest, actor, agent, team, policy_digest, "
+    "rule_ids, reason, risk, status, created_at, expires_at, decided_by, decided_at, comment, "
+    "approved_arguments, status_reason, consumed, waiter"
+)
+# The arbiter: a decision lands only on a request that is still pending and not yet due.
+_DECIDE: Final = (
+    "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, comment = ?, "
+    "approved_arguments = ?, status_reason = ? "
+    "WHERE id = ? AND status = 'pending' AND expires_at > ?"
+)
+_EXPIRE_ONE: Final = (
+    "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
+    "WHERE id = ? AND status = 'pending' AND expires_at <= ?"
+)
+
+
+class ApprovalError(GovernanceError):
+    """Base of the approval store's errors."""
+
+
+class ApprovalNotFound(ApprovalError):
+    """No request has this id (in this store file)."""
+
+
+class ApprovalConflict(ApprovalError):
+    """The request is no longer pending (or not approved, for execution): someone else won."""
+
+    def __init__(self, approval_id: str, current_status: ApprovalStatus, message: str) -> None:
+        self.approval_id = approval_id
+        self.current_status: ApprovalStatus = current_status
+        super().__init__(message)
+
+
+class SelfApprovalError(ApprovalError):
+    """The proposing actor tried to approve their own request."""
+
+
+class ApprovalStoreError(ApprovalError):
+    """The store could not be read or written (SQLite or OS failure): callers fail closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """One held call as stored: what was proposed, what the reviewer saw, and what became of it."""
+
+    id: str
+    run_id: str
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    arguments_digest: str
+    actor: str
+    agent: str
+    team: str
+    policy_digest: str
+    rule_ids: tuple[str, ...]
+    reason: str
+    risk: Risk
+    status: ApprovalStatus
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    decided_by: str | None
+    decided_at: dt.datetime | None
+    comment: str | None
+    approved_arguments: dict[str, Any] | None
+    status_reason: str | None
+    consumed: bool
+    waiter: str | None
+
+    @property
+    def effective_arguments(self) -> dict[str, Any]:
+        """What an approved call runs with: the reviewer's edit, else the arguments as proposed."""
+        return self.approved_arguments if self.approved_arguments is not None else self.arguments
+
+
+def _format_ts(now: dt.datetime) -> str:
+    """Fixed-width ISO-8601 UTC, so SQL string comparison orders timestamps correctly."""
+    return now.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _require_text(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _json_object(name: str, value: object) -> str:
+    """Canonical JSON text of a mapping; ValueError when it is not a JSON object."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping, not {type(value).__name__}")
+    try:
+        return canonical_json(dict(value)).decode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} cannot be stored as JSON: {exc}") from exc
+
+
+def _same_identity(a: str, b: str) -> bool:
+    # "Alice" and " alice" are one person for the purpose of refusing self-approval.
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def _conflict(request: ApprovalRequest) -> ApprovalConflict:
+    """The loser's error, naming the state the winner left."""
+    rid, status = request.id, request.status
+    if status in ("approved", "rejected"):
+        message = f"{rid} is already {status} by {request.decided_by}"
+    elif status == "expired":
+        why = request.status_reason
+        message = f"{rid} has expired" + (f" ({why})" if why and why != EXPIRED_REASON else "")
+    elif status == "cancelled":
+        message = f"{rid} was cancelled by {request.decided_by}"
+        if request.status_reason:
+            message += f": {request.status_reason}"
+    else:
+        message = f"{rid} is still pending"
+    return ApprovalConflict(rid, status, message)
+
+
+class ApprovalStore:
+    """Approval requests in one SQLite file (WAL), shared by threads and processes.
+
+    One connection per store behind a lock; other processes are arbitrated by SQLite itself.
+    Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        default_ttl_seconds: float = 300.0,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = Path(path)
+        self._clock: Clock = clock or SystemClock()
+        self.default_ttl_seconds = self._check_ttl(default_ttl_seconds)
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._conn = self._connect(busy_timeout)
+        except (sqlite3.Error, OSError) as exc:
+            raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            # FULL: a decision (above all `consumed`) is on disk before anyone acts on it.
+            conn.execute("PRAGMA synchronous = FULL")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _check_ttl(ttl: float) -> float:
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+            raise ValueError(f"ttl must be a number of seconds, not {ttl!r}")
+        if not math.isfinite(ttl) or ttl <= 0:
+            raise ValueError(f"ttl must be a positive finite number of seconds, not {ttl!r}")
+        return float(ttl)
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> ApprovalStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, with every SQLite/OS failure wrapped."""
+        with self._lock:
+            if self._conn is None:
+                raise ApprovalStoreError(f"approval store {self.path} is closed")
+            try:
+                yield self._conn
+            except (sqlite3.Error, OSError) as exc:
+                raise ApprovalStoreError(f"approval store {self.path} failed: {exc}") from exc
+
+    def now(self) -> dt.datetime:
+        """The store's clock, in aware UTC: what expiry is judged against."""
+        now = self._clock.now()
+        if now.tzinfo is None:
+            raise ValueError("the clock returned a naive datetime; approval times must be UTC")
+        return now.astimezone(dt.UTC)
+
+    def _now(self) -> str:
+        return _format_ts(self.now())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _row(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRequest:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
+        ).fetchone()
+        if row is None:
+            raise ApprovalNotFound(f"no approval request {approval_id!r} in {self.path}")
+        return self._parse(row)
+
+    def _parse(self, row: tuple[Any, ...]) -> ApprovalRequest:
+        rid = row[0]
+        try:
+            (
+                rid, run_id, call_id, tool, arguments, arguments_digest, actor, agent, team,
+                policy_digest, rule_ids, reason, risk, status, created_at, expires_at,
+                decided_by, decided_at, comment, approved_arguments, status_reason, consumed,
+                waiter,
+            ) = row  # fmt: skip
+            args = json.loads(arguments)
+            edited = json.loads(approved_arguments) if approved_arguments is not None else None
+            rules = json.loads(rule_ids)
+            if not isinstance(args, dict) or not (edited is None or isinstance(edited, dict)):
+                raise ValueError("arguments are not a JSON object")
+            if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+                raise ValueError("rule_ids is not a JSON list of strings")
+            if risk not in RISKS or status not in APPROVAL_STATUSES:
+                raise ValueError(f"unknown risk {risk!r} or status {status!r}")
+            return ApprovalRequest(
+                id=rid,
+                run_id=run_id,
+                call_id=call_id,
+                tool=tool,
+                arguments=args,
+                arguments_digest=arguments_digest,
+                actor=actor,
+                agent=agent,
+                team=team,
+                policy_digest=policy_digest,
+                rule_ids=tuple(rules),
+                reason=reason,
+                risk=risk,
+                status=status,
+                created_at=dt.datetime.fromisoformat(created_at),
+                expires_at=dt.datetime.fromisoformat(expires_at),
+                decided_by=decided_by,
+                decided_at=dt.datetime.fromisoformat(decided_at) if decided_at else None,
+                comment=comment,
+                approved_arguments=edited,
+                status_reason=status_reason,
+                consumed=bool(consumed),
+                waiter=waiter,
+            )
+        except (TypeError, ValueError) as exc:
+            raise ApprovalStoreError(
+                f"approval request {rid!r} in {self.path} is malformed: {exc}"
+            ) from exc
+
+    def get(self, approval_id: str) -> ApprovalRequest:
+        """The request as stored now. Raises ApprovalNotFound."""
+        with self._db() as conn:
+            return self._row(conn, approval_id)
+
+    def list(
+        self, *, status: ApprovalStatus | None = None, run_id: str | None = None
+    ) -> builtins.list[ApprovalRequest]:
+        """Requests in creation order, optionally only one status and/or one run."""
+        if status is not None and status not in APPROVAL_STATUSES:
+            raise ValueError(f"unknown approval status {status!r}; use one of {APPROVAL_STATUSES}")
+        where: builtins.list[str] = []
+        params: builtins.list[str] = []
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        sql = f"SELECT {_COLUMNS} FROM approvals"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self._db() as conn:
+            rows = conn.execute(sql + " ORDER BY seq", params).fetchall()
+            return [self._parse(row) for row in rows]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        arguments_digest: str,
+        principal: Principal,
+        policy_digest: str,
+        rule_ids: Sequence[str],
+        reason: str,
+        risk: Risk,
+        ttl_seconds: float | None = None,
+        waiter: str | None = None,
+    ) -> ApprovalRequest:
+        """Persist a held call as `pending`, expiring after `ttl_seconds` (default from the store).
+
+        `waiter` is the process token of an in-memory waiter (reconciled at restart); None
+        makes the request detached: it survives restarts until decided or expired.
+        """
+        for name, value in (
+            ("run_id", run_id), ("call_id", call_id), ("tool", tool),
+            ("arguments_digest", arguments_digest), ("policy_digest", policy_digest),
+            ("reason", reason), ("principal.actor", principal.actor),
+        ):  # fmt: skip
+            _require_text(name, value)
+        if not isinstance(principal.agent, str) or not isinstance(principal.team, str):
+            raise ValueError("principal.agent and principal.team must be strings")
+        if isinstance(rule_ids, str) or not all(isinstance(r, str) for r in rule_ids):
+            raise ValueError(f"rule_ids must be a sequence of strings, not {rule_ids!r}")
+        if risk not in RISKS:
+            raise ValueError(f"unknown risk {risk!r}; use one of {RISKS}")
+        if waiter is not None:
+            _require_text("waiter", waiter)
+        ttl = self.default_ttl_seconds if ttl_seconds is None else self._check_ttl(ttl_seconds)
+        args_text = _json_object("arguments", arguments)
+        now = self.now()
+        try:
+            expires = now + dt.timedelta(seconds=ttl)
+        except OverflowError as exc:
+            raise ValueError(f"ttl {ttl!r} s is too far in the future") from exc
+        with self._db() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # id allocation is serialised across processes
+            try:
+                last = conn.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'approvals'"
+                ).fetchone()
+                seq = (int(last[0]) if last else 0) + 1
+                rid = f"apr-{seq}"
+                conn.execute(
+                    f"INSERT INTO approvals (seq, {_COLUMNS}) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        seq, rid, run_id, call_id, tool, args_text, arguments_digest,
+                        principal.actor, principal.agent, principal.team, policy_digest,
+                        json.dumps(list(rule_ids)), reason, risk, "pending", _format_ts(now),
+                        _format_ts(expires), None, None, None, None, None, 0, waiter,
+                    ),
+                )  # fmt: skip
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+            return self._row(conn, rid)
+
+    def _decide(
+        self,
+        approval_id: str,
+        status: ApprovalStatus,
+        *,
+        decided_by: str,
+        comment: str | None,
+        status_reason: str | None = None,
+        approved_arguments: str | None = None,
+        refuse_actor: bool = False,
+    ) -> ApprovalRequest:
+        """One conditional update from `pending`; the loser gets ApprovalConflict."""
+        now = self._now()
+        with self._db() as conn:
+            current = self._row(conn, approval_id)
+            if refuse_actor and _same_identity(decided_by, current.actor):
+                raise SelfApprovalError(
+                    f"{approval_id} was proposed by {current.actor!r}, who cannot approve it; "
+                    "another reviewer must"
+                )
+            won = conn.execute(
+                _DECIDE,
+                (
+                    status, decided_by, now, comment, approved_arguments, status_reason,
+                    approval_id, now,
+                ),
+            ).rowcount  # fmt: skip
+            if won == 1:
+                return self._row(conn, approval_id)
+            # Lost: either someone else decided, or it is due and the expiry is recorded first.
+            conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
+            current = self._row(conn, approval_id)
+        raise _conflict(current)
+
+    def approve(
+        self,
+        approval_id: str,
+        reviewer: str,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        comment: str | None = None,
+    ) -> ApprovalRequest:
+        """Approve a pending request, optionally with edited arguments (kept apart from the
+        proposal). The proposing actor cannot; a lost race raises ApprovalConflict."""
+        _require_text("reviewer", reviewer)
+        edited = None if arguments is None else _json_object("approved arguments", arguments)
+        return self._decide(
+            approval_id,
+            "approved",
+            decided_by=reviewer,
+            comment=comment,
+            approved_arguments=edited,
+            refuse_actor=True,
+        )
+
+    def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
+        """Reject a pending request; a rejection must say why."""
+        _require_text("reviewer", reviewer)
+        _require_text("comment", comment)
+        return self._decide(approval_id, "rejected", decided_by=reviewer, comment=comment)
+
+    def cancel(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
+        """Withdraw a pending request (for example its run ended); `reason` is kept."""
+        _require_text("by", by)
+        _require_text("reason", reason)
+        return self._decide(
+            approval_id, "cancelled", decided_by=by, comment=None, status_reason=reason
+        )
+
+    def expire_due(self) -> builtins.list[str]:
+        """Mark every pending request past its expiry `expired`; the ids this call expired."""
+        now = self._now()
+        with self._db() as conn:
+            rows = conn.execute(
+                "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
+                "WHERE status = 'pending' AND expires_at <= ? RETURNING seq, id",
+                (now, EXPIRED_REASON, now),
+            ).fetchall()
+        return [str(rid) for _, rid in sorted(rows)]
+
+    def reconcile(
+        self, *, is_alive: Callable[[str], bool] = process_is_alive
+    ) -> builtins.list[str]:
+        """At startup: expire pending requests whose in-memory waiter's process is gone.
+
+        Detached requests (no waiter) and this process's own requests are left alone.
+        """
+        me = current_process_token()
+        with self._db() as conn:
+            rows = conn.execute(
+                "SELECT id, waiter FROM approvals WHERE status = 'pending' "
+                "AND waiter IS NOT NULL ORDER BY seq"
+            ).fetchall()
+        verdicts: dict[str, bool] = {}
+        for _, waiter in rows:
+            if waiter not in verdicts:
+                verdicts[waiter] = waiter == me or is_alive(waiter)
+        expired: builtins.list[str] = []
+        now = self._now()
+        with self._db() as conn:
+            for rid, waiter in rows:
+                if verdicts[waiter]:
+                    continue
+                won = conn.execute(
+                    "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
+                    "WHERE id = ? AND status = 'pending' AND waiter = ?",
+                    (now, RESTARTED_REASON, rid, waiter),
+                ).rowcount
+                if won == 1:
+                    expired.append(str(rid))
+        return expired
+
+    def consume(self, approval_id: str) -> bool:
+        """Claim an approved request for its one execution: True for exactly one caller."""
+        with self._db() as conn:
+            won = conn.execute(
+                "UPDATE approvals SET consumed = 1 "
+                "WHERE id = ? AND status = 'approved' AND consumed = 0",
+                (approval_id,),
+            ).rowcount
+            if won == 1:
+                return True
+            self._row(conn, approval_id)  # ApprovalNotFound for an unknown id
+            return False
+
+    def wait(
+        self, approval_id: str, *, timeout: float, poll_interval: float = 0.05
+    ) -> ApprovalRequest:
+        """Block until the request leaves `pending` or `timeout` seconds pass; return it as is.
+
+        A request that fell due meanwhile is marked expired on the way, so it reads as expired.
+        """
+        if math.isnan(timeout):
+            raise ValueError("timeout must be a number of seconds")
+        if not poll_interval > 0:
+            raise ValueError("poll_interval must be positive")
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            now = self._now()
+            with self._db() as conn:
+                conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
+                current = self._row(conn, approval_id)
+            remaining = deadline - time.monotonic()
+            if current.status != "pending" or remaining <= 0:
+                return current
+            self._closed.wait(min(poll_interval, remaining))

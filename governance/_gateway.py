@@ -1,0 +1,86 @@
+"""A governed tool gateway on disk: one state directory, one policy, one firewall.
+
+Layout of the state directory (default `.proctor/`):
+    audit.sqlite       the hash-chained audit log
+    approvals.sqlite   held calls and their reviews
+    budgets.sqlite     the destructive-action ledger and its reset watermarks
+    workspace/         the built-in tools' sandbox and business database
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from governance._approvals import ApprovalStore
+from governance._audit import AuditLog
+from governance._budgets import BudgetStore
+from governance._clock import Clock, SystemClock
+from governance._contracts import ToolSource
+from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall
+from governance._policy_load import PolicyFile
+from governance._registry import ToolRegistry
+from governance.tools import builtin_tools
+
+DEFAULT_STATE_DIR = Path(".proctor")
+
+
+class Gateway:
+    """Opens every store, reconciles approvals left by dead processes, then builds the firewall."""
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        policy_path: Path,
+        clock: Clock | None = None,
+        sources: Sequence[ToolSource] = (),
+        builtin: bool = True,
+        approval_ttl_seconds: float = 300.0,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    ) -> None:
+        self.state_dir = state_dir
+        self.clock = clock or SystemClock()
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.policy = PolicyFile(policy_path)  # a malformed policy refuses to start here
+        self.audit = AuditLog.from_env(state_dir / "audit.sqlite", clock=self.clock)
+        self.approvals = ApprovalStore(
+            state_dir / "approvals.sqlite",
+            clock=self.clock,
+            default_ttl_seconds=approval_ttl_seconds,
+        )
+        self.budgets = BudgetStore(state_dir / "budgets.sqlite", clock=self.clock)
+        # Before any traffic: requests whose waiting process died are failed closed.
+        self.reconciled = self.approvals.reconcile()
+        all_sources: list[ToolSource] = [builtin_tools(self.workspace)] if builtin else []
+        all_sources.extend(sources)
+        self.registry = ToolRegistry(all_sources)
+        self.firewall = Firewall(
+            self.registry,
+            self.policy,
+            self.audit,
+            approvals=self.approvals,
+            budgets=self.budgets,
+            max_result_chars=max_result_chars,
+        )
+
+    @property
+    def workspace(self) -> Path:
+        return self.state_dir / "workspace"
+
+    def close(self) -> None:
+        self.budgets.close()
+        self.approvals.close()
+        self.audit.close()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,196 @@
+"""`proctor approvals`: list, show, approve (optionally edited), reject held calls; resume runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from governance._approvals import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
+from governance._firewall import EditRefused
+from harness import _exit_codes as codes
+from harness._runs import RunStore
+from harness.cli._app import cli
+from harness.cli._options import gateway_options, open_gateway
+from harness.cli._running import print_run, resume_stored_run
+
+
+def _request_json(request: ApprovalRequest) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "status": request.status,
+        "tool": request.tool,
+        "arguments": request.arguments,
+        "approved_arguments": request.approved_arguments,
+        "run_id": request.run_id,
+        "call_id": request.call_id,
+        "actor": request.actor,
+        "agent": request.agent,
+        "team": request.team,
+        "risk": request.risk,
+        "rule_ids": list(request.rule_ids),
+        "reason": request.reason,
+        "policy_digest": request.policy_digest,
+        "created_at": request.created_at.isoformat(),
+        "expires_at": request.expires_at.isoformat(),
+        "decided_by": request.decided_by,
+        "comment": request.comment,
+        "status_reason": request.status_reason,
+        "consumed": request.consumed,
+    }
+
+
+def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
+    edits: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--set")
+        try:
+            edits[key] = json.loads(raw)
+        except ValueError:
+            edits[key] = raw  # a bare word is a string
+    return edits
+
+
+@cli.group("approvals")
+def approvals() -> None:
+    """Review calls held for human approval, then resume the runs that wait on them."""
+
+
+@approvals.command("list")
+@gateway_options
+@click.option("--status", type=click.Choice(APPROVAL_STATUSES), default=None)
+@click.option("--run", "run_id", default=None, help="Only this run's requests.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(
+    state_dir: Path, policy_path: Path | None, status: Any, run_id: str | None, as_json: bool
+) -> int:
+    """List approval requests (pending ones first in line to expire)."""
+    with open_gateway(state_dir, policy_path) as gateway:
+        gateway.approvals.expire_due()
+        requests = gateway.approvals.list(status=status, run_id=run_id)
+    if as_json:
+        click.echo(json.dumps([_request_json(r) for r in requests], indent=2))
+        return codes.OK
+    if not requests:
+        click.echo("no approval requests")
+        return codes.OK
+    rows = [
+        [
+            r.id,
+            r.status,
+            r.tool,
+            r.risk,
+            r.actor,
+            r.run_id,
+            r.expires_at.isoformat(timespec="seconds"),
+        ]
+        for r in requests
+    ]
+    click.echo(tabulate(rows, headers=["id", "status", "tool", "risk", "actor", "run", "expires"]))
+    return codes.OK
+
+
+@approvals.command("show")
+@gateway_options
+@click.argument("approval_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show_command(state_dir: Path, policy_path: Path | None, approval_id: str, as_json: bool) -> int:
+    """Show one request: the exact call, who proposed it, which rules held it."""
+    with open_gateway(state_dir, policy_path) as gateway:
+        gateway.approvals.expire_due()
+        request = _get(gateway.approvals, approval_id)
+    data = _request_json(request)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for key, value in data.items():
+            shown = json.dumps(value) if isinstance(value, dict | list) else value
+            click.echo(f"{key:>18}: {shown}")
+    return codes.OK
+
+
+@approvals.command("approve")
+@gateway_options
+@click.argument("approval_id")
+@click.option("--reviewer", required=True, help="Who approves (never the proposing actor).")
+@click.option(
+    "--set",
+    "edits",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Edit an argument before approving (JSON value or bare string); repeatable. "
+    "The edit is re-evaluated and refused if policy blocks it or it raises the risk.",
+)
+@click.option("--comment", default=None)
+def approve_command(
+    state_dir: Path,
+    policy_path: Path | None,
+    approval_id: str,
+    reviewer: str,
+    edits: tuple[str, ...],
+    comment: str | None,
+) -> int:
+    """Approve a held call. It executes when its run is resumed, once, after a policy re-check."""
+    changes = _parse_set(edits)
+    with open_gateway(state_dir, policy_path) as gateway:
+        request = _get(gateway.approvals, approval_id)
+        arguments = {**request.arguments, **changes} if changes else None
+        try:
+            approved = gateway.firewall.approve(
+                approval_id, reviewer, arguments=arguments, comment=comment
+            )
+        except EditRefused as exc:
+            click.echo(f"edit refused ({exc.reason}): {exc}; the request stays pending", err=True)
+            return codes.CHECK_FAILED
+        except ApprovalError as exc:
+            click.echo(f"not approved: {exc}", err=True)
+            return codes.CHECK_FAILED
+    click.echo(f"{approved.id} approved by {reviewer}" + (" (edited)" if changes else ""))
+    click.echo(f"resume the run with: proctor approvals resume {approved.run_id}")
+    return codes.OK
+
+
+@approvals.command("reject")
+@gateway_options
+@click.argument("approval_id")
+@click.option("--reviewer", required=True)
+@click.option("--comment", required=True, help="Why: the agent is told.")
+def reject_command(
+    state_dir: Path, policy_path: Path | None, approval_id: str, reviewer: str, comment: str
+) -> int:
+    """Reject a held call. Its run, when resumed, gets the refusal as the call's result."""
+    with open_gateway(state_dir, policy_path) as gateway:
+        try:
+            rejected = gateway.firewall.reject(approval_id, reviewer, comment=comment)
+        except ApprovalError as exc:
+            click.echo(f"not rejected: {exc}", err=True)
+            return codes.CHECK_FAILED
+    click.echo(f"{rejected.id} rejected by {reviewer}")
+    return codes.OK
+
+
+@approvals.command("resume")
+@gateway_options
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_json: bool) -> int:
+    """Continue a run that was waiting for approval, from its stored transcript."""
+    store = RunStore(state_dir)
+    stored = store.load(run_id)
+    with open_gateway(state_dir, policy_path) as gateway:
+        state = resume_stored_run(gateway, store, stored)
+    print_run(state, as_json=as_json)
+    return codes.OK
+
+
+def _get(store: Any, approval_id: str) -> ApprovalRequest:
+    try:
+        request: ApprovalRequest = store.get(approval_id)
+    except ApprovalError as exc:
+        raise click.BadParameter(str(exc), param_hint="APPROVAL_ID") from None
+    return request

@@ -1,0 +1,104 @@
+"""`proctor ask`: one governed agent run, stored so a held call can be resumed later."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import click
+import yaml
+from pydantic import ValidationError
+
+from governance import ConfigError, Principal
+from harness import _exit_codes as codes
+from harness._errors import HarnessError
+from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
+from harness._runs import ProviderSpec, RunStore, StoredRun
+from harness.cli._app import cli
+from harness.cli._options import gateway_options, open_gateway
+from harness.cli._running import SCRIPT, build_provider, print_run
+
+
+def _load_script(path: Path) -> list[object]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(path, mark.line + 1 if mark else None, f"not valid YAML: {exc}") from None
+    steps = data.get("script") if isinstance(data, dict) else data
+    try:
+        SCRIPT.validate_python(steps)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(path, None, f"script[{where}]: {first['msg']}") from None
+    assert isinstance(steps, list)
+    return steps
+
+
+@cli.command("ask")
+@gateway_options
+@click.argument("request")
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Replay script (YAML list of turns) standing in for the model.",
+)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Use the OpenAI-compatible endpoint from PROCTOR_LLM_* (or .env) instead.",
+)
+@click.option("--base-url", default=None, help="Live endpoint [env PROCTOR_LLM_BASE_URL].")
+@click.option("--model", default=None, help="Live model [env PROCTOR_LLM_MODEL].")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS, show_default=True
+)
+@click.option("--actor", default="cli-user", show_default=True)
+@click.option("--agent", default="cli-agent", show_default=True)
+@click.option("--team", default="cli", show_default=True)
+@click.option("--run-id", default=None, help="Default: run-<random>.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+def ask(
+    state_dir: Path,
+    policy_path: Path | None,
+    request: str,
+    script_path: Path | None,
+    live: bool,
+    base_url: str | None,
+    model: str | None,
+    max_steps: int,
+    actor: str,
+    agent: str,
+    team: str,
+    run_id: str | None,
+    as_json: bool,
+) -> int:
+    """Run REQUEST through the governed agent loop once and store the run.
+
+    A held call ends the run as waiting_approval; review it with `proctor approvals`, then
+    `proctor approvals resume RUN_ID`.
+    """
+    if (script_path is None) == (not live):
+        raise click.UsageError("give exactly one of --script FILE or --live")
+    if live:
+        spec = ProviderSpec(kind="openai", base_url=base_url, model=model)
+    else:
+        assert script_path is not None
+        spec = ProviderSpec(kind="replay", script=_load_script(script_path))
+    run_id = run_id or f"run-{secrets.token_hex(4)}"
+    store = RunStore(state_dir)
+    if store.path(run_id).exists():
+        raise click.BadParameter(f"run {run_id} already exists", param_hint="--run-id")
+    try:
+        provider = build_provider(spec)
+    except HarnessError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return codes.SKIPPED if live else codes.USAGE
+    with open_gateway(state_dir, policy_path) as gateway:
+        loop = AgentLoop(provider, gateway.firewall, audit=gateway.audit, max_steps=max_steps)
+        state = loop.start(request, run_id=run_id, principal=Principal(actor, agent, team))
+    store.save(StoredRun(provider=spec, max_steps=max_steps, state=state))
+    print_run(state, as_json=as_json)
+    return codes.OK if state.status in ("completed", "waiting_approval") else codes.CHECK_FAILED

@@ -1,0 +1,44 @@
+"""Options shared by the commands that open a governed gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from governance._gateway import DEFAULT_STATE_DIR, Gateway
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def shipped_policy_path() -> Path:
+    return Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
+
+
+def gateway_options(func: F) -> F:
+    """`--state-dir` and `--policy`, with env fallbacks, on any command that governs calls."""
+    func = click.option(
+        "--policy",
+        "policy_path",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="PROCTOR_POLICY",
+        default=None,
+        help="Policy file [env PROCTOR_POLICY; default: the shipped policy].",
+    )(func)
+    func = click.option(
+        "--state-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="PROCTOR_STATE_DIR",
+        default=DEFAULT_STATE_DIR,
+        show_default=True,
+        help="Where the audit log, approvals, budgets, runs and workspace live "
+        "[env PROCTOR_STATE_DIR].",
+    )(func)
+    return func
+
+
+def open_gateway(state_dir: Path, policy_path: Path | None) -> Gateway:
+    return Gateway(state_dir=state_dir, policy_path=policy_path or shipped_policy_path())

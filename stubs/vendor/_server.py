@@ -1,0 +1,126 @@
+"""Serving the stub over real HTTP: in the foreground (`proctor stub`) or a background thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+from stubs.vendor._app import DEFAULT_MODEL, create_app
+from stubs.vendor._errors import StubStartError
+
+LOOPBACK = "127.0.0.1"
+SHUTDOWN_GRACE = 2  # seconds in-flight requests get when the stub stops
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that reports, once, the moment it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._on_started()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind before serving: the real port is known up front and a taken port fails here."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise StubStartError(f"cannot listen on {host}:{port}: {exc}") from exc
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    """The OpenAI-style base URL (ending in /v1) of a bound socket."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/v1" if ":" in host else f"http://{host}:{port}/v1"
+
+
+def _config(models: Sequence[str], api_key_required: bool, **options: Any) -> uvicorn.Config:
+    app = create_app(models=models, api_key_required=api_key_required)
+    return uvicorn.Config(
+        app,
+        lifespan="off",
+        ws="none",
+        http="h11",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        **options,
+    )
+
+
+def run_stub(
+    host: str = LOOPBACK,
+    port: int = 8765,
+    *,
+    models: Sequence[str] = (DEFAULT_MODEL,),
+    api_key_required: bool = True,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the stub in the foreground until interrupted; `on_ready(base_url)` once listening."""
+    sock = _bind(host, port)
+    url = base_url(sock)
+    config = _config(models, api_key_required, log_level="info")
+    server = _Server(config, on_started=lambda: on_ready(url) if on_ready else None)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+@contextmanager
+def running_stub(
+    port: int = 0,
+    *,
+    models: Sequence[str] = (DEFAULT_MODEL,),
+    api_key_required: bool = True,
+    startup_timeout: float = 10.0,
+) -> Iterator[str]:
+    """Run the stub on 127.0.0.1 in a background thread; yields its base URL (`.../v1`).
+
+    Returns once uvicorn accepts connections (bounded by `startup_timeout`) and, on exit, stops
+    it and joins the thread. Port 0 picks a free port.
+    """
+    sock = _bind(LOOPBACK, port)
+    ready = threading.Event()
+    # log_config=None: a test's logging configuration is not ours to rewrite.
+    config = _config(models, api_key_required, log_config=None, access_log=False)
+    server = _Server(config, on_started=ready.set)
+    failures: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # SystemExit on a failed startup: report it
+            failures.append(exc)
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=serve, name=f"vendor-stub-{port}", daemon=True)
+    thread.start()
+    try:
+        if not ready.wait(startup_timeout) or not server.started:
+            raise StubStartError(
+                f"the vendor stub did not start within {startup_timeout:g}s"
+                + (f": {failures[0]!r}" if failures else "")
+            )
+        yield base_url(sock)
+    finally:
+        server.should_exit = True
+        thread.join(SHUTDOWN_GRACE + 5.0)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(5.0)
+        sock.close()

@@ -1,0 +1,234 @@
+"""Approval races and restarts across real processes sharing one SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from governance._approvals import ApprovalConflict, ApprovalRequest, ApprovalStore
+from governance._contracts import Principal
+from governance._process import current_process_token, process_is_alive
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUESTS = 40
+ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
+
+# One role per process. Every process prints "ready", waits for "go" on stdin (a barrier across
+# processes), then works through the same ids in the same order and reports what it got.
+RACER = textwrap.dedent(
+    """
+    import json, sys
+    from governance._approvals import ApprovalConflict, ApprovalStore
+    db, role, name, ids = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+    with ApprovalStore(db, busy_timeout=30) as store:
+        print("ready", flush=True)
+        assert sys.stdin.readline() == "go\\n"
+        got = {}
+        for rid in ids:
+            try:
+                if role == "approve":
+                    store.approve(rid, name)
+                elif role == "reject":
+                    store.reject(rid, name, comment="not today")
+                elif role == "cancel":
+                    store.cancel(rid, by=name, reason="run ended")
+                elif role == "consume":
+                    got[rid] = store.consume(rid)
+                    continue
+                got[rid] = "won"
+            except ApprovalConflict as exc:
+                got[rid] = exc.current_status
+        print(json.dumps(got), flush=True)
+    """
+)
+
+# A gateway holding calls for in-memory waiters, then blocking on one of them until killed.
+WAITER = textwrap.dedent(
+    """
+    import sys
+    from governance._approvals import ApprovalStore
+    from governance._contracts import Principal
+    from governance._process import current_process_token
+    token = current_process_token()
+    fields = dict(
+        run_id="run-child", tool="fs.delete", arguments={"path": "a"},
+        arguments_digest="sha256:" + "a" * 64, principal=Principal("alice", "agent", "team"),
+        policy_digest="sha256:" + "p" * 64, rule_ids=["approve-deletes"],
+        reason="rule:approve-deletes", risk="high", waiter=token,
+    )
+    with ApprovalStore(sys.argv[1]) as store:
+        held = store.create(call_id="c1", **fields)
+        decided = store.create(call_id="c2", **fields)
+        print(held.id, decided.id, token, flush=True)
+        store.wait(held.id, timeout=120)
+    """
+)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=_env(),
+    )
+
+
+def _read_line(proc: subprocess.Popen[str], timeout: float = 30) -> str:
+    """One line of the child's stdout, or fail (with its stderr) rather than hang."""
+    stdout: IO[str] | None = proc.stdout
+    assert stdout is not None
+    ready, _, _ = select.select([stdout], [], [], timeout)
+    if not ready:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"child printed nothing within {timeout}s; stderr:\n{err}")
+    line = stdout.readline()
+    if not line:
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"child exited early ({proc.returncode}); stderr:\n{err}")
+    return line.strip()
+
+
+@contextmanager
+def _children(specs: Sequence[tuple[str, ...]]) -> Iterator[list[subprocess.Popen[str]]]:
+    """Start one child per spec; whatever happens, none outlives the test."""
+    with ExitStack() as stack:
+        procs = [stack.enter_context(_spawn(*spec)) for spec in specs]
+        try:
+            yield procs
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(timeout=10)
+
+
+def _race(db: Path, roles: list[tuple[str, str]], ids: list[str]) -> list[dict[str, Any]]:
+    """Run one process per (role, name), release them together, collect what each got."""
+    specs = [(RACER, str(db), role, name, json.dumps(ids)) for role, name in roles]
+    with _children(specs) as procs:
+        for proc in procs:
+            assert _read_line(proc) == "ready"
+        for proc in procs:  # all are parked on readline(): release them together
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        reports = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def _hold(store: ApprovalStore, n: int, waiter: str | None = None) -> ApprovalRequest:
+    return store.create(
+        run_id="run-1",
+        call_id=f"c{n}",
+        tool="fs.delete",
+        arguments={"path": f"notes/{n}.txt"},
+        arguments_digest="sha256:" + "a" * 64,
+        principal=ALICE,
+        policy_digest="sha256:" + "p" * 64,
+        rule_ids=("approve-deletes",),
+        reason="rule:approve-deletes",
+        risk="high",
+        waiter=waiter,
+    )
+
+
+def test_processes_deciding_the_same_requests_leave_exactly_one_winner_each(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "approvals.db"
+    with ApprovalStore(db) as store:
+        ids = [_hold(store, n).id for n in range(REQUESTS)]
+    roles = [("approve", "bob"), ("approve", "dave"), ("reject", "carol"), ("cancel", "runner")]
+    reports = _race(db, roles, ids)
+    status_of_role = {"approve": "approved", "reject": "rejected", "cancel": "cancelled"}
+    with ApprovalStore(db) as store:
+        finals = {r.id: r for r in store.list()}
+    assert sorted(finals) == sorted(ids)
+    for rid in ids:
+        final = finals[rid]
+        claimed = [i for i, report in enumerate(reports) if report[rid] == "won"]
+        assert len(claimed) == 1, (rid, [report[rid] for report in reports])
+        role, name = roles[claimed[0]]
+        assert final.status == status_of_role[role]
+        assert final.decided_by == name
+        losers = [report[rid] for i, report in enumerate(reports) if i != claimed[0]]
+        assert losers == [final.status] * (len(roles) - 1), "every loser names the final state"
+
+
+def test_processes_consuming_the_same_approvals_execute_each_exactly_once(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "approvals.db"
+    with ApprovalStore(db) as store:
+        ids = []
+        for n in range(REQUESTS):
+            ids.append(_hold(store, n).id)
+            store.approve(ids[-1], "bob")
+    reports = _race(db, [("consume", f"gateway-{i}") for i in range(3)], ids)
+    with ApprovalStore(db) as store:
+        assert all(r.consumed for r in store.list())
+    for rid in ids:
+        assert [report[rid] for report in reports].count(True) == 1, rid
+
+
+def test_a_killed_waiters_request_is_expired_at_restart_and_no_other(tmp_path: Path) -> None:
+    db = tmp_path / "approvals.db"
+    mine = current_process_token()
+    with ApprovalStore(db) as store:
+        detached = _hold(store, 1)
+        ours = _hold(store, 2, waiter=mine)
+    with _children([(WAITER, str(db))]) as (child,):
+        held_id, decided_id, child_token = _read_line(child).split()
+        assert child_token != mine and process_is_alive(child_token)
+        with ApprovalStore(db) as store:
+            store.approve(decided_id, "bob")
+            # While the child lives, its request is not reconciled away.
+            assert store.reconcile() == []
+            assert store.get(held_id).status == "pending"
+        child.kill()  # SIGKILL: no cleanup code runs in the child
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    assert not process_is_alive(child_token)
+
+    with ApprovalStore(db) as restarted:
+        assert restarted.reconcile() == [held_id]
+        held = restarted.get(held_id)
+        assert (held.status, held.status_reason, held.waiter) == (
+            "expired",
+            "process restarted",
+            child_token,
+        )
+        assert restarted.get(decided_id).status == "approved", "decided requests are final"
+        assert restarted.get(detached.id).status == "pending", "detached requests survive"
+        assert restarted.get(ours.id).status == "pending", "a live waiter keeps its request"
+        assert restarted.reconcile() == []
+        with pytest.raises(ApprovalConflict, match=r"has expired \(process restarted\)"):
+            restarted.approve(held_id, "bob")
+        assert restarted.consume(decided_id) is True
