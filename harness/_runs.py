@@ -13,6 +13,10 @@ from harness._errors import HarnessError
 from harness._loop import RunState
 
 
+class RunNotFound(HarnessError):
+    """No stored run has that id."""
+
+
 class ProviderSpec(BaseModel):
     """How to rebuild the provider on resume. Never holds an API key (that comes from env)."""
 
@@ -61,5 +65,5 @@ class RunStore:
         if not path.is_file():
             known = sorted(p.stem for p in self.root.glob("*.json")) if self.root.is_dir() else []
             hint = f"; stored runs: {', '.join(known[-5:])}" if known else ""
-            raise HarnessError(f"no stored run {run_id!r} under {self.root}{hint}")
+            raise RunNotFound(f"no stored run {run_id!r} under {self.root}{hint}")
         return StoredRun.model_validate_json(path.read_text(encoding="utf-8"))

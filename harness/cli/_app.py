@@ -11,6 +11,7 @@ import click
 
 from governance import ConfigError, GovernanceError
 from harness import _exit_codes as codes
+from harness._errors import HarnessError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "PROCTOR"}
 
@@ -65,7 +66,7 @@ class ProctorGroup(click.Group):
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INVALID_SUITE
-        except GovernanceError as exc:
+        except (GovernanceError, HarnessError) as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INTERNAL
         except Exception:

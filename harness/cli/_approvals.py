@@ -12,7 +12,7 @@ from tabulate import tabulate
 from governance._approvals import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
 from governance._firewall import EditRefused
 from harness import _exit_codes as codes
-from harness._runs import RunStore
+from harness._runs import RunNotFound, RunStore
 from harness.cli._app import cli
 from harness.cli._options import gateway_options, open_gateway
 from harness.cli._running import print_run, resume_stored_run
@@ -181,7 +181,10 @@ def reject_command(
 def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_json: bool) -> int:
     """Continue a run that was waiting for approval, from its stored transcript."""
     store = RunStore(state_dir)
-    stored = store.load(run_id)
+    try:
+        stored = store.load(run_id)
+    except RunNotFound as exc:
+        raise click.BadParameter(str(exc), param_hint="RUN_ID") from None
     with open_gateway(state_dir, policy_path) as gateway:
         state = resume_stored_run(gateway, store, stored)
     print_run(state, as_json=as_json)

@@ -61,8 +61,10 @@ def test_a_held_call_ends_the_run_waiting_and_nothing_is_sent(governed: Any) -> 
     email = {"tool": "email.send", "args": {"to": "a@b.co", "subject": "s", "body": "b"}}
     state = _run(governed, [{"calls": [email]}, {"answer": "Email sent!"}])
     assert state.status == "waiting_approval" and state.termination == "held_for_approval"
-    assert (state.final_answer or "").startswith("Not done")
-    assert "Email sent" not in (state.final_answer or "")
+    assert (state.final_answer or "").startswith(
+        "Not done yet: email.send (c1) is waiting for human approval (apr-1)"
+    )
+    assert state.model_text is None  # the false claim was never even asked for
     assert outbox_rows(governed.workspace) == []
     assert state.turns == 1  # the run stopped at the hold; the false claim was never asked for
 
