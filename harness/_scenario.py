@@ -1,0 +1,178 @@
+"""Scenario files: who asks what, the scripted model, the reviewers, and what must hold after.
+
+pydantic models with `extra="forbid"`; the JSON Schema in `scenarios/scenario.schema.json` is
+generated from them (`python -m harness._scenario`) and a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.providers._replay import ScriptStep
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrincipalSpec(_Model):
+    actor: str = Field(default="scenario-user", min_length=1)
+    agent: str = Field(default="scenario-agent", min_length=1)
+    team: str = Field(default="scenario-team", min_length=1)
+
+
+class Review(_Model):
+    """What the scripted reviewer does with the n-th held call of the run."""
+
+    action: Literal["approve", "reject", "leave", "expire"] = Field(
+        description="approve (optionally with `set` edits), reject, leave, or let it expire."
+    )
+    reviewer: str = Field(default="scenario-reviewer", min_length=1)
+    set: dict[str, Any] | None = Field(
+        default=None, description="Edited arguments (merged over the proposed ones) on approve."
+    )
+    comment: str = Field(default="scripted review")
+
+    @model_validator(mode="after")
+    def _edits_only_on_approve(self) -> Review:
+        if self.set is not None and self.action != "approve":
+            raise ValueError("`set` edits only make sense with action: approve")
+        return self
+
+
+class PriorCall(_Model):
+    """A call made through the firewall before the run (its own run id), e.g. to use a budget."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    run_id: str = Field(default="prior-run")
+    actor: str | None = Field(default=None, description="Default: the scenario's actor.")
+
+
+class BudgetResetStep(_Model):
+    """A two-person budget reset attempted after the prior calls and before the run."""
+
+    budget: str
+    key: str
+    by: str
+    approved_by: str
+    reason: str = "scenario reset"
+
+
+class Setup(_Model):
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Files written into the sandbox (relative path: text)."
+    )
+    prior_calls: list[PriorCall] = Field(default_factory=list)
+    budget_resets: list[BudgetResetStep] = Field(default_factory=list)
+
+
+class BlockExpectation(_Model):
+    tool: str
+    reason: str | None = Field(default=None, description="e.g. blocked_by_rule, unknown_tool.")
+
+
+class EvidenceExpectation(_Model):
+    """The decision for a tool's (first) call, with the rules that made it."""
+
+    tool: str
+    effect: Literal["allow", "require_approval", "block"]
+    rule_ids: list[str] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class BudgetExpectation(_Model):
+    """A budget outcome: a call refused by a budget, or a setup reset accepted or refused."""
+
+    tool: str | None = None
+    reason: str | None = Field(default=None, description="e.g. budget_exhausted:agent_run")
+    reset: Literal["accepted", "refused"] | None = None
+    budget: str | None = Field(default=None, description="The budget id (required for `reset`).")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> BudgetExpectation:
+        if (self.tool is None) == (self.reset is None):
+            raise ValueError("give either `tool` (a budget refusal) or `reset` (a reset outcome)")
+        if self.reset is not None and self.budget is None:
+            raise ValueError("a `reset` expectation names its `budget`")
+        return self
+
+
+class ApprovalExpectation(_Model):
+    tool: str
+    status: Literal["approved", "rejected", "expired", "pending", "edit_refused", "executed"]
+
+
+class GuardrailExpectation(_Model):
+    stage: Literal["input", "tool_output"]
+    verdict: Literal["pass", "flagged", "rejected"]
+
+
+RunStatusName = Literal[
+    "completed",
+    "blocked",
+    "waiting_approval",
+    "failed",
+    "max_steps",
+    "provider_error",
+    "input_rejected",
+]
+TerminationName = Literal[
+    "answered",
+    "held_for_approval",
+    "repeated_call",
+    "max_steps",
+    "provider_error",
+    "input_rejected",
+    "audit_unavailable",
+]
+
+
+class Expectations(_Model):
+    """What must hold after the run. Each item becomes one check with a stable id."""
+
+    status: RunStatusName | None = None
+    termination: TerminationName | None = None
+    must_propose: list[str] = Field(default_factory=list)
+    must_execute: list[str] = Field(default_factory=list)
+    must_not_execute: list[str] = Field(default_factory=list)
+    must_block: list[BlockExpectation | str] = Field(default_factory=list)
+    must_hold: list[str] = Field(default_factory=list)
+    policy_evidence: list[EvidenceExpectation] = Field(default_factory=list)
+    answer_contains: list[str] = Field(default_factory=list)
+    answer_not_contains: list[str] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=1, description="The run took at most N turns.")
+    audit_valid: bool | None = Field(default=None, description="The run's audit chain verifies.")
+    budget: list[BudgetExpectation] = Field(default_factory=list)
+    approvals: list[ApprovalExpectation] = Field(default_factory=list)
+    guardrails: list[GuardrailExpectation] = Field(default_factory=list)
+
+
+class Scenario(_Model):
+    id: str = Field(pattern=ID_PATTERN)
+    description: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    principal: PrincipalSpec = Field(default_factory=PrincipalSpec)
+    request: str = Field(min_length=1, description="The user's request, as the model sees it.")
+    policy: str = Field(
+        default="default",
+        description="`default` (the shipped policy) or a path relative to the scenario file.",
+    )
+    tools: Literal["builtin"] = Field(default="builtin", description="The tool set the run uses.")
+    max_steps: int = Field(default=8, ge=1, le=50)
+    setup: Setup = Field(default_factory=Setup)
+    script: list[ScriptStep] = Field(min_length=1, description="The replay provider's script.")
+    reviews: list[Review] = Field(
+        default_factory=list, description="Scripted reviewer decisions, one per held call."
+    )
+    expect: Expectations
+
+
+class ScenarioFile(_Model):
+    """A file holds one scenario, or a list of them under `scenarios:`."""
+
+    scenarios: list[Scenario] = Field(min_length=1)

@@ -1,0 +1,91 @@
+"""The trace of one scenario run: what scoring reads, what the baseline digests.
+
+Canonical JSON, no wall-clock time or duration anywhere, sequential ids. `run_id` is the one
+field that varies between runs, and the trace digest is computed without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from governance import canonical_json, digest
+from harness._spans import Span, ToolCallSpan
+
+TRACE_VERSION = 1
+DETERMINISTIC_NOTICE = "deterministic workflow run — NOT a model-quality measurement"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProviderRecord(_Model):
+    name: str
+    model: str
+    live: bool
+
+
+class UsageSummary(_Model):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    missing_turns: int = Field(description="Turns whose provider reply carried no usage.")
+
+
+class AuditSummary(_Model):
+    events: int
+    head: str | None
+    valid: bool
+    first_bad_seq: int | None = None
+
+
+class SetupRecord(_Model):
+    """What the scenario's setup did before the run (prior calls, budget resets)."""
+
+    kind: Literal["prior_call", "budget_reset"]
+    subject: str = Field(description="The tool of a prior call, or the budget of a reset.")
+    outcome: str = Field(description="executed/blocked/... or accepted/refused.")
+    reason: str | None = None
+
+
+class Trace(_Model):
+    version: int = TRACE_VERSION
+    run_id: str = Field(description="The only varying field; excluded from the digest.")
+    scenario_id: str
+    scenario_file: str
+    tags: list[str]
+    provider: ProviderRecord
+    status: str
+    termination: str | None
+    final_answer: str | None
+    model_text: str | None
+    turns: int
+    usage: UsageSummary
+    policy_digest: str
+    registry_digest: str
+    setup: list[SetupRecord]
+    spans: list[Span]
+    audit: AuditSummary
+
+    @property
+    def deterministic(self) -> bool:
+        return not self.provider.live
+
+    @property
+    def tool_spans(self) -> list[ToolCallSpan]:
+        return [s for s in self.spans if isinstance(s, ToolCallSpan)]
+
+    def stable_dict(self) -> dict[str, Any]:
+        """Everything but `run_id`: what the digest and drift diffs compare."""
+        data = self.model_dump(mode="json")
+        data.pop("run_id")
+        return data
+
+    def canonical(self) -> bytes:
+        return canonical_json(self.model_dump(mode="json"))
+
+    @property
+    def digest(self) -> str:
+        return digest(self.stable_dict())
