@@ -1,0 +1,94 @@
+"""Value types for scoring a suite: checks, metrics, regressions, drift, the suite result.
+
+Plain frozen dataclasses shared by checks, metrics, gate and reports; no I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from harness._trace import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One expectation item, judged against one trace. `id` is stable: `must_execute:fs.read`."""
+
+    scenario_id: str
+    id: str
+    kind: str
+    passed: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    """passed / total over the metric's own checks. No checks at all: absent, never 100%."""
+
+    name: str
+    passed: int
+    total: int
+
+    @property
+    def absent(self) -> bool:
+        return self.total == 0
+
+    @property
+    def rate(self) -> float | None:
+        return None if self.total == 0 else self.passed / self.total
+
+
+RegressionKind = Literal["rate_drop", "evidence_shrink", "lost_check", "lost_scenario"]
+
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    kind: RegressionKind
+    detail: str
+    metric: str | None = None
+    scenario_id: str | None = None
+    check_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A scenario whose trace digest changed, with a readable diff of what changed."""
+
+    scenario_id: str
+    old_digest: str
+    new_digest: str
+    diff: str
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    regressions: tuple[Regression, ...] = ()
+    drift: tuple[Drift, ...] = ()
+    new_scenarios: tuple[str, ...] = ()
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """Everything a report needs about one suite run."""
+
+    run_id: str
+    traces: tuple[Trace, ...]
+    checks: tuple[CheckResult, ...]
+    metrics: tuple[MetricResult, ...]
+    baseline_metrics: Mapping[str, MetricResult] | None = None
+    gate: GateResult | None = None
+    scenario_files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        return any(t.provider.live for t in self.traces)
+
+    @property
+    def failed_checks(self) -> tuple[CheckResult, ...]:
+        return tuple(c for c in self.checks if not c.passed)
