@@ -26,9 +26,11 @@ from governance import (
     digest,
     redact,
 )
+from governance._guardrails import screen_request, screen_tool_output
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,
+    GuardrailSpan,
     LoopEvent,
     LoopSpan,
     ModelTurnSpan,
@@ -153,13 +155,15 @@ def tool_specs(descriptors: list[ToolDescriptor]) -> list[ToolSpec]:
     ]
 
 
-def render_tool_result(result: ToolResult) -> str:
+def render_tool_result(result: ToolResult, *, untrusted: bool = False) -> str:
     """A tool message's content: JSON the model (and the replay provider) can read."""
     payload: dict[str, Any] = {"status": result.outcome}
     if result.outcome == "executed":
         payload["output"] = result.output
         if result.truncated:
             payload["truncated"] = True
+        if untrusted:
+            payload["untrusted"] = True  # screened as injection-shaped: data, not instructions
     else:
         payload["reason"] = result.reason
         payload["error"] = result.error
@@ -180,6 +184,7 @@ class AgentLoop:
         audit: AuditSink | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        guardrails: bool = True,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -188,6 +193,7 @@ class AgentLoop:
         self._audit = audit
         self._max_steps = max_steps
         self._system_prompt = system_prompt
+        self._guardrails = guardrails
 
     def start(self, request: str, *, run_id: str, principal: Principal) -> RunState:
         state = RunState(
@@ -213,6 +219,7 @@ class AgentLoop:
                     "request_digest": digest(request),
                 },
             )
+            self._screen_request(state)
             self._drive(state)
         except _Stop:
             pass
@@ -235,7 +242,7 @@ class AgentLoop:
             approval_id=held.approval_id,
             call_id=held.call_id,
             tool=held.tool,
-            status="approved" if result.outcome in ("executed", "failed") else "refused",
+            status={"executed": "executed", "failed": "failed"}.get(result.outcome, "refused"),
             detail=result.reason or "",
         )
         try:
@@ -276,6 +283,26 @@ class AgentLoop:
                 for c in turn.tool_calls
             ]
             self._process_pending(state)
+
+    def _screen_request(self, state: RunState) -> None:
+        if not self._guardrails:
+            return
+        screening = screen_request(state.request)
+        if screening.verdict == "pass":
+            return
+        self._add(
+            state,
+            GuardrailSpan,
+            stage="input",
+            verdict=screening.verdict,
+            findings=list(screening.findings),
+        )
+        self._record(
+            state, "guardrail.rejected", {"stage": "input", "findings": screening.findings}
+        )
+        self._finish(
+            state, "input_rejected", "input_rejected", detail=", ".join(screening.findings)
+        )
 
     def _take_turn(self, state: RunState, turn: ModelTurn) -> None:
         if turn.usage is None:
@@ -343,10 +370,37 @@ class AgentLoop:
         *,
         known: bool = True,
     ) -> None:
-        state.messages.append(
-            {"role": "tool", "tool_call_id": proposed.id, "content": render_tool_result(result)}
-        )
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, known))
+        untrusted = False
+        if self._guardrails and result.outcome == "executed":
+            screening = screen_tool_output(result.output)
+            if screening.verdict != "pass":
+                untrusted = True
+                state.tainted = True  # later calls are decided as a tainted run
+                self._add(
+                    state,
+                    GuardrailSpan,
+                    stage="tool_output",
+                    verdict=screening.verdict,
+                    findings=list(screening.findings),
+                    call_id=call.call_id,
+                )
+                self._record(
+                    state,
+                    "guardrail.flagged",
+                    {
+                        "stage": "tool_output",
+                        "call_id": call.call_id,
+                        "findings": screening.findings,
+                    },
+                )
+        state.messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": proposed.id,
+                "content": render_tool_result(result, untrusted=untrusted),
+            }
+        )
 
     def _hold(
         self,

@@ -65,11 +65,19 @@ class ScriptedTurn(BaseModel):
     usage: ScriptedUsage | None = Field(
         default=None, description="Token usage this turn reports (default: a fixed small count)."
     )
+    provider_error: (
+        Literal["rate_limited", "server_error", "timeout", "connection", "bad_request", "auth"]
+        | None
+    ) = Field(default=None, description="This turn fails like a vendor would, with this kind.")
 
     @model_validator(mode="after")
     def _says_something(self) -> ScriptedTurn:
+        if self.provider_error is not None:
+            if self.calls or self.answer is not None:
+                raise ValueError("a `provider_error` turn has no `calls` or `answer`")
+            return self
         if not self.calls and self.answer is None:
-            raise ValueError("a turn needs `calls` or an `answer`")
+            raise ValueError("a turn needs `calls`, an `answer` or a `provider_error`")
         return self
 
 
@@ -159,6 +167,8 @@ class ReplayProvider:
         )
 
     def _render(self, turn: ScriptedTurn, index: int, messages: Sequence[Message]) -> ModelTurn:
+        if turn.provider_error is not None:
+            raise ProviderError(turn.provider_error, f"scripted failure at turn {index + 1}")
         calls = tuple(
             ProposedCall(
                 id=f"call_{index + 1}_{n + 1}",
