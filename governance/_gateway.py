@@ -39,12 +39,18 @@ class Gateway:
         builtin: bool = True,
         approval_ttl_seconds: float = 300.0,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        audit_key_from_env: bool = True,
     ) -> None:
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
         state_dir.mkdir(parents=True, exist_ok=True)
         self.policy = PolicyFile(policy_path)  # a malformed policy refuses to start here
-        self.audit = AuditLog.from_env(state_dir / "audit.sqlite", clock=self.clock)
+        audit_path = state_dir / "audit.sqlite"
+        self.audit = (
+            AuditLog.from_env(audit_path, clock=self.clock)
+            if audit_key_from_env
+            else AuditLog(audit_path, clock=self.clock)
+        )
         self.approvals = ApprovalStore(
             state_dir / "approvals.sqlite",
             clock=self.clock,

@@ -111,6 +111,29 @@ def table_rows(db_path: Path, table: str) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
+MAX_QUERY_ROWS = 50
+
+
+def run_read_only_query(db_path: Path, sql: str) -> dict[str, Any]:
+    """Run `sql` on a connection that physically cannot write (read-only file, query_only)."""
+    conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, timeout=5.0)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        try:
+            cursor = conn.execute(sql)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = cursor.fetchmany(MAX_QUERY_ROWS + 1)
+        except sqlite3.Error as exc:
+            raise ToolExecutionError("query_failed", f"the query failed: {exc}") from None
+    finally:
+        conn.close()
+    return {
+        "columns": columns,
+        "rows": [list(row) for row in rows[:MAX_QUERY_ROWS]],
+        "truncated": len(rows) > MAX_QUERY_ROWS,
+    }
+
+
 def _order(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
     if row is None:
@@ -197,6 +220,12 @@ class EmailArgs(BaseModel):
     body: str = Field(max_length=50_000, description="Plain-text message body.")
 
 
+class QueryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sql: str = Field(min_length=1, max_length=5_000, description="One SQL SELECT statement.")
+
+
 def business_tools(db_path: Path) -> list[LocalTool]:
     """The orders, refunds, tickets and email tools bound to one database file."""
 
@@ -243,4 +272,15 @@ def business_tools(db_path: Path) -> list[LocalTool]:
     def email_send(args: EmailArgs) -> dict[str, Any]:
         return queue_email(db_path, args.to, args.subject, args.body)
 
-    return [orders_lookup, refunds_create_draft, tickets_create, email_send]
+    @local_tool(
+        "db.query",
+        description="Run one read-only SQL query on the business database (at most 50 rows).",
+        args=QueryArgs,
+        action_type="read",
+        risk="medium",
+        idempotent=True,
+    )
+    def db_query(args: QueryArgs) -> dict[str, Any]:
+        return run_read_only_query(db_path, args.sql)
+
+    return [orders_lookup, refunds_create_draft, tickets_create, email_send, db_query]

@@ -47,7 +47,7 @@ class Workspace:
 
 
 def builtin_tools(workspace: Path | str) -> LocalToolSource:
-    """The ten demo tools (fs, orders, refunds, tickets, email) over a seeded workspace."""
+    """The eleven demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace."""
     ws = Workspace(Path(workspace)).ensure()
     return LocalToolSource([*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path)])
 

@@ -15,6 +15,7 @@ from governance.tools import SEED_FILES, builtin_tools, file_tree
 
 # name: (action_type, risk, reversible, external_side_effect, idempotent)
 FACTS: dict[str, tuple[str, str, bool, bool, bool]] = {
+    "db.query": ("read", "medium", True, False, True),
     "email.send": ("external", "high", False, True, False),
     "fs.delete": ("destructive", "high", False, False, False),
     "fs.list": ("read", "low", True, False, True),
@@ -28,6 +29,7 @@ FACTS: dict[str, tuple[str, str, bool, bool, bool]] = {
 }
 
 ARGUMENTS: dict[str, tuple[list[str], list[str]]] = {  # name: (all properties, required)
+    "db.query": (["sql"], ["sql"]),
     "email.send": (["body", "subject", "to"], ["body", "subject", "to"]),
     "fs.delete": (["path"], ["path"]),
     "fs.list": (["path"], []),
@@ -98,7 +100,7 @@ def test_every_schema_forbids_extra_fields_and_describes_each_argument(
 def test_the_builtin_source_registers_and_its_digest_is_stable(tmp_path: Path) -> None:
     one = ToolRegistry([builtin_tools(tmp_path / "a")])
     two = ToolRegistry([builtin_tools(tmp_path / "b")])
-    assert len(one) == 10
+    assert len(one) == 11
     assert one.digest == two.digest
 
 

@@ -69,20 +69,25 @@ def test_two_fresh_workspaces_are_identical(tmp_path: Path) -> None:
     builtin_tools(tmp_path / "two")
     assert database_dump(tmp_path / "one") == database_dump(tmp_path / "two")
     assert file_tree(tmp_path / "one") == file_tree(tmp_path / "two") == SEED_FILES
+
     def tree(ws: Path) -> list[str]:
         return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*"))
 
-    assert tree(tmp_path / "one") == tree(tmp_path / "two") == [
-        "business.sqlite",
-        "files",
-        "files/README.txt",
-        "files/notes",
-        "files/notes/todo.txt",
-        "files/reports",
-        "files/reports/q3.md",
-        "files/secrets",
-        "files/secrets/api_keys.txt",
-    ]
+    assert (
+        tree(tmp_path / "one")
+        == tree(tmp_path / "two")
+        == [
+            "business.sqlite",
+            "files",
+            "files/README.txt",
+            "files/notes",
+            "files/notes/todo.txt",
+            "files/reports",
+            "files/reports/q3.md",
+            "files/secrets",
+            "files/secrets/api_keys.txt",
+        ]
+    )
 
 
 def test_an_existing_workspace_is_not_reseeded(source: LocalToolSource, ws: Path) -> None:
@@ -265,3 +270,29 @@ def test_file_tree_reports_links_without_following_them(source: LocalToolSource,
     tree = file_tree(ws)
     assert tree["alias"] == "-> reports"
     assert "alias/q3.md" not in tree
+
+
+def test_db_query_reads_rows(tmp_path: Path) -> None:
+    from governance.tools._business import run_read_only_query
+
+    ws = Workspace(tmp_path).ensure()
+    result = run_read_only_query(
+        ws.db_path, "SELECT order_id FROM orders ORDER BY order_id LIMIT 2"
+    )
+    assert result == {
+        "columns": ["order_id"],
+        "rows": [["ORD-0001"], ["ORD-0002"]],
+        "truncated": False,
+    }
+
+
+def test_db_query_connection_physically_cannot_write(tmp_path: Path) -> None:
+    from governance._local_tools import ToolExecutionError
+    from governance.tools._business import run_read_only_query
+
+    ws = Workspace(tmp_path).ensure()
+    for sql in ("DELETE FROM orders", "UPDATE orders SET status = 'x'", "DROP TABLE orders"):
+        with pytest.raises(ToolExecutionError) as err:
+            run_read_only_query(ws.db_path, sql)
+        assert err.value.reason == "query_failed"
+    assert len(orders(ws)) == 8
