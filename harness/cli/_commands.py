@@ -9,5 +9,6 @@ from harness.cli import (
     _budgets,  # noqa: F401
     _demo,  # noqa: F401
     _policy,  # noqa: F401
+    _smoke,  # noqa: F401
     _stub,  # noqa: F401
 )
