@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/proctor demo
+	$(BIN)/proctor run --baseline baselines/baseline.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -679,6 +679,7 @@ class Firewall:
         validator = self._validators.get(descriptor.name)
         if validator is None:
             try:
+                Draft202012Validator.check_schema(dict(descriptor.input_schema))
                 validator = Draft202012Validator(dict(descriptor.input_schema))
             except SchemaError as exc:
                 return f"the tool's own input schema is invalid ({exc.message})"

@@ -13,6 +13,10 @@ class ScenarioError(ConfigError):
     """A scenario file is malformed or breaks its contract. Names file, line and fix."""
 
 
+class BaselineError(ConfigError):
+    """The baseline file (or a stored baseline trace) is missing or malformed. Names the file."""
+
+
 class ProviderError(HarnessError):
     """A model provider failed. One normalised shape for every vendor error.
 

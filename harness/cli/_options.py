@@ -42,3 +42,25 @@ def gateway_options(func: F) -> F:
 
 def open_gateway(state_dir: Path, policy_path: Path | None) -> Gateway:
     return Gateway(state_dir=state_dir, policy_path=policy_path or shipped_policy_path())
+
+
+DEFAULT_SCENARIOS = Path("scenarios")
+DEFAULT_BASELINE = Path("baselines/baseline.json")
+
+
+def suite_options(func: F) -> F:
+    """`--scenarios` and `--tag` for every command that reads scenario files."""
+    func = click.option(
+        "--tag",
+        "tags",
+        multiple=True,
+        help="Only scenarios with this tag (repeatable: any of them).",
+    )(func)
+    func = click.option(
+        "--scenarios",
+        "scenario_paths",
+        type=click.Path(exists=True, path_type=Path),
+        multiple=True,
+        help="Scenario file or directory (repeatable) [default: scenarios/].",
+    )(func)
+    return func

@@ -42,6 +42,10 @@ class ScriptedCall(BaseModel):
     raw_args: str | None = Field(
         default=None, description="Raw argument text sent instead of `args` (may be malformed)."
     )
+    hallucinated: bool = Field(
+        default=False,
+        description="The tool is deliberately not registered: the contract check lets it pass.",
+    )
 
 
 class ScriptedUsage(BaseModel):

@@ -1,0 +1,403 @@
+"""The recorded baseline: gated metrics, per-scenario check inventory, trace digests, history.
+
+`baselines/baseline.json` is a public file format (pydantic, `extra="forbid"`); its JSON Schema
+`baselines/baseline.schema.json` is generated from the models (`python -m harness._baseline`)
+and a test fails when it drifts. Rates are stored as integer passed/total (the gate compares
+those exactly); `rate` is a convenience for readers, rounded to 6 places, null when absent.
+Baseline traces live next to it in `baselines/traces/<scenario_id>.json`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from governance import Clock
+from harness._checks import inventory_of
+from harness._errors import BaselineError, HarnessError
+from harness._gate import gate
+from harness._metrics import count_of, format_rate
+from harness._results import CheckResult, MetricResult
+from harness._scenario import ID_PATTERN
+from harness._trace import Trace
+
+BASELINE_VERSION: Literal[1] = 1
+BASELINE_DIR = Path(__file__).resolve().parent.parent / "baselines"
+BASELINE_PATH = BASELINE_DIR / "baseline.json"
+TRACES_DIR = BASELINE_DIR / "traces"
+SCHEMA_PATH = BASELINE_DIR / "baseline.schema.json"
+SCHEMA_COMMAND = "python -m harness._baseline"
+RATE_PLACES = 6
+
+_ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
+_DIGEST = r"^sha256:[0-9a-f]{64}$"
+_SCENARIO_ID = re.compile(ID_PATTERN)
+_SUMMARY_REGRESSIONS = 5
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MetricRecord(_Model):
+    """passed/total of one gated metric; `rate` is null exactly when total is 0 (absent)."""
+
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    rate: float | None = Field(description="passed/total rounded to 6 places; null when absent.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MetricRecord:
+        if self.passed > self.total:
+            raise ValueError(f"passed ({self.passed}) exceeds total ({self.total})")
+        expected = rate_of(self.passed, self.total)
+        if self.rate != expected:
+            raise ValueError(
+                f"rate {self.rate} does not match {self.passed}/{self.total} (expected {expected})"
+            )
+        return self
+
+
+class ScenarioRecord(_Model):
+    checks: list[str] = Field(description="The scenario's check ids, sorted.")
+    trace_digest: str = Field(pattern=_DIGEST)
+
+    @model_validator(mode="after")
+    def _sorted_unique(self) -> ScenarioRecord:
+        if len(set(self.checks)) != len(self.checks):
+            dupes = sorted({c for c in self.checks if self.checks.count(c) > 1})
+            raise ValueError(f"duplicate check ids: {', '.join(dupes)}")
+        if self.checks != sorted(self.checks):
+            raise ValueError("check ids must be sorted")
+        return self
+
+
+class HistoryRecord(_Model):
+    reason: str = Field(min_length=1, description="Why this baseline was recorded.")
+    recorded_at: str = Field(
+        pattern=_ISO_UTC, description="ISO 8601 UTC from the injected clock: 2026-01-01T00:00:00Z"
+    )
+    allow_regression: bool = Field(description="Recorded with --allow-regression.")
+    summary: str
+
+
+class Baseline(_Model):
+    version: Literal[1] = Field(description="The file format version.")
+    metrics: dict[str, MetricRecord]
+    scenarios: dict[str, ScenarioRecord]
+    history: list[HistoryRecord] = Field(description="Append-only: one record per recording.")
+
+
+def rate_of(passed: int, total: int) -> float | None:
+    return None if total == 0 else round(passed / total, RATE_PLACES)
+
+
+def metric_results(baseline: Baseline) -> dict[str, MetricResult]:
+    """The baseline's metrics as `MetricResult`s (for reports that show baseline vs now)."""
+    return {name: MetricResult(name, m.passed, m.total) for name, m in baseline.metrics.items()}
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def build_baseline(
+    checks: Iterable[CheckResult],
+    metrics: Iterable[MetricResult],
+    traces: Iterable[Trace],
+    *,
+    reason: str,
+    clock: Clock,
+    previous: Baseline | None,
+    allow_regression: bool,
+) -> Baseline:
+    """A new baseline from a scored run; `previous` history is kept and one record appended."""
+    checks = list(checks)
+    inventory = inventory_of(checks)
+    digests: dict[str, str] = {}
+    for trace in traces:
+        if trace.scenario_id in digests:
+            raise HarnessError(f"two traces for scenario {trace.scenario_id}")
+        digests[trace.scenario_id] = trace.digest
+    if set(inventory) != set(digests):
+        unscored = sorted(set(digests) - set(inventory))
+        untraced = sorted(set(inventory) - set(digests))
+        raise HarnessError(
+            "checks and traces disagree about the scenarios: "
+            f"traced but unscored {unscored}, scored but untraced {untraced}"
+        )
+    if not reason.strip():
+        raise HarnessError("a baseline needs a reason (why is it being recorded?)")
+    body = Baseline(
+        version=BASELINE_VERSION,
+        metrics={
+            m.name: MetricRecord(passed=m.passed, total=m.total, rate=rate_of(m.passed, m.total))
+            for m in metrics
+        },
+        scenarios={
+            sid: ScenarioRecord(checks=ids, trace_digest=digests[sid])
+            for sid, ids in inventory.items()
+        },
+        history=[],
+    )
+    failing = sum(not c.passed for c in checks)
+    summary = (
+        f"{len(inventory)} scenarios, {len(checks)} checks ({failing} failing), "
+        f"{sum(1 for m in body.metrics.values() if m.total)} metrics present"
+    )
+    refusals = record_refusals(body, previous)
+    if refusals:
+        shown = "; ".join(refusals[:_SUMMARY_REGRESSIONS])
+        more = len(refusals) - _SUMMARY_REGRESSIONS
+        summary += f"; regressions vs previous: {shown}"
+        if more > 0:
+            summary += f"; and {more} more"
+    record = HistoryRecord(
+        reason=reason.strip(),
+        recorded_at=_iso_utc(clock.now()),
+        allow_regression=allow_regression,
+        summary=summary,
+    )
+    old_history = list(previous.history) if previous is not None else []
+    return body.model_copy(update={"history": [*old_history, record]})
+
+
+def _iso_utc(moment: dt.datetime) -> str:
+    if moment.tzinfo is None:
+        raise HarnessError("the clock returned a naive datetime; a Clock must return aware UTC")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def failing_checks(checks: Iterable[CheckResult]) -> list[CheckResult]:
+    """Checks that failed: `proctor baseline record` refuses to record while there are any."""
+    return [c for c in checks if not c.passed]
+
+
+def record_refusals(current: Baseline, previous: Baseline | None) -> list[str]:
+    """Why recording `current` over `previous` needs --allow-regression (empty: it does not).
+
+    The same comparison the gate makes: a lower rate, a smaller total, a dropped check id or
+    scenario, each named.
+    """
+    if previous is None:
+        return []
+    result = gate(
+        metric_results(current).values(),
+        {sid: s.checks for sid, s in current.scenarios.items()},
+        {sid: s.trace_digest for sid, s in current.scenarios.items()},
+        previous,
+    )
+    return [r.detail for r in result.regressions]
+
+
+def baseline_diff(old: Baseline | None, new: Baseline) -> str:
+    """A readable diff of two baselines: metric changes, then added/removed scenarios and checks."""
+    if old is None:
+        return (
+            f"new baseline: {len(new.metrics)} metrics, {len(new.scenarios)} scenarios, "
+            f"{sum(len(s.checks) for s in new.scenarios.values())} checks"
+        )
+    lines: list[str] = []
+    metric_lines: list[str] = []
+    for name in sorted(set(old.metrics) | set(new.metrics)):
+        before, after = old.metrics.get(name), new.metrics.get(name)
+        was = format_rate(before.passed, before.total) if before else "not recorded"
+        now = format_rate(after.passed, after.total) if after else "not recorded"
+        if was == now:
+            continue
+        delta = (after.total if after else 0) - (before.total if before else 0)
+        evidence = f" (evidence {delta:+d})" if delta else ""
+        metric_lines.append(f"  {name}: {was} -> {now}{evidence}")
+    if metric_lines:
+        lines += ["metrics:", *metric_lines]
+    scenario_lines: list[str] = []
+    for sid in sorted(set(new.scenarios) - set(old.scenarios)):
+        scenario_lines.append(f"  + {sid} ({count_of(len(new.scenarios[sid].checks), 'check')})")
+    for sid in sorted(set(old.scenarios) - set(new.scenarios)):
+        scenario_lines.append(f"  - {sid} ({count_of(len(old.scenarios[sid].checks), 'check')})")
+    if scenario_lines:
+        lines += ["scenarios:", *scenario_lines]
+    check_lines: list[str] = []
+    changed_traces: list[str] = []
+    for sid in sorted(set(old.scenarios) & set(new.scenarios)):
+        was_ids, now_ids = set(old.scenarios[sid].checks), set(new.scenarios[sid].checks)
+        check_lines += [f"  {sid}: + {c}" for c in sorted(now_ids - was_ids)]
+        check_lines += [f"  {sid}: - {c}" for c in sorted(was_ids - now_ids)]
+        if old.scenarios[sid].trace_digest != new.scenarios[sid].trace_digest:
+            changed_traces.append(f"  {sid}")
+    if check_lines:
+        lines += ["checks:", *check_lines]
+    if changed_traces:
+        lines += ["traces changed:", *changed_traces]
+    return "\n".join(lines) if lines else "no changes"
+
+
+# -- files ----------------------------------------------------------------------------------
+
+
+def load_baseline(path: str | Path = BASELINE_PATH) -> Baseline:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(
+            path, None, "no baseline file; record one with `proctor baseline record --reason ...`"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(path, None, f"cannot read the baseline: {exc}") from None
+    return load_baseline_text(text, str(path))
+
+
+def load_baseline_text(text: str, origin: str = "<baseline>") -> Baseline:
+    """Parse and validate baseline JSON; errors name `origin`, the line (for bad JSON) and field."""
+    data = _parse_json(text, origin)
+    if not isinstance(data, dict):
+        raise BaselineError(origin, None, "a baseline is a JSON object with version, metrics, ...")
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            f"{_loc(err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()[:10]
+        ]
+        raise BaselineError(
+            origin,
+            None,
+            "invalid baseline: " + "; ".join(problems) + f" (the format is {SCHEMA_PATH.name}; "
+            "re-record with `proctor baseline record` rather than editing by hand)",
+        ) from None
+
+
+def _parse_json(text: str, origin: str) -> Any:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"duplicate key(s) {', '.join(map(repr, dupes))}")
+        return dict(pairs)
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(origin, exc.lineno, f"not valid JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise BaselineError(origin, None, f"not valid JSON: {exc}") from None
+
+
+def _loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def render_json(data: Any) -> str:
+    """Canonical, human-diffable JSON: two-space indent, sorted keys, trailing newline."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_baseline(baseline: Baseline, path: str | Path = BASELINE_PATH) -> Path:
+    path = Path(path)
+    _write_atomic(path, render_json(baseline.model_dump(mode="json")))
+    return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same directory and rename: readers never see half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_baseline_traces(
+    traces: Iterable[Trace], directory: str | Path = TRACES_DIR
+) -> list[Path]:
+    """Store each trace's stable dict as `<scenario_id>.json`; remove files of gone scenarios."""
+    directory = Path(directory)
+    wanted: dict[str, Trace] = {}
+    for trace in traces:
+        if not _SCENARIO_ID.match(trace.scenario_id):
+            raise HarnessError(f"scenario id {trace.scenario_id!r} is not a safe file name")
+        if trace.scenario_id in wanted:
+            raise HarnessError(f"two traces for scenario {trace.scenario_id}")
+        wanted[trace.scenario_id] = trace
+    written = []
+    for sid, trace in sorted(wanted.items()):
+        path = directory / f"{sid}.json"
+        _write_atomic(path, render_json(trace.stable_dict()))
+        written.append(path)
+    if directory.is_dir():
+        for stale in sorted(directory.glob("*.json")):
+            if stale.stem not in wanted:
+                stale.unlink()
+    return written
+
+
+def load_baseline_traces(directory: str | Path = TRACES_DIR) -> dict[str, dict[str, Any]]:
+    """scenario id -> stored stable trace dict; an absent directory means no stored traces."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return {}
+    traces: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BaselineError(path, None, f"cannot read the stored trace: {exc}") from None
+        data = _parse_json(text, str(path))
+        if not isinstance(data, dict):
+            raise BaselineError(path, None, "a stored trace is a JSON object")
+        if data.get("scenario_id") != path.stem:
+            raise BaselineError(
+                path,
+                None,
+                f"the stored trace is of scenario {data.get('scenario_id')!r}, not {path.stem!r}; "
+                "re-record the baseline",
+            )
+        traces[path.stem] = data
+    return traces
+
+
+# -- schema ---------------------------------------------------------------------------------
+
+
+def baseline_json_schema() -> dict[str, Any]:
+    """The JSON Schema of `baselines/baseline.json`."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **Baseline.model_json_schema(),
+        "title": "Proctor baseline",
+    }
+
+
+def render_baseline_schema() -> str:
+    """The schema exactly as committed."""
+    return render_json(baseline_json_schema())
+
+
+def write_baseline_schema(path: str | Path = SCHEMA_PATH) -> Path:
+    path = Path(path)
+    _write_atomic(path, render_baseline_schema())
+    return path
+
+
+def main() -> None:
+    print(f"wrote {write_baseline_schema()}")
+
+
+if __name__ == "__main__":
+    main()

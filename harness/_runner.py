@@ -1,0 +1,230 @@
+"""Runs scenarios: each in a fresh, throwaway gateway, driven to a trace.
+
+Determinism: every scenario gets its own temporary state directory, a manual clock starting at
+a fixed instant, an unkeyed audit log, sequential ids everywhere and the scenario id as the
+loop's run id, so a replay run produces a byte-identical trace (the suite `run_id` aside) on any
+machine, under any PYTHONHASHSEED, serial or in parallel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import multiprocessing
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from governance import ManualClock, Principal, ToolCall
+from governance._approvals import SelfApprovalError
+from governance._budgets import BudgetResetRefused
+from governance._firewall import EditRefused
+from governance._gateway import Gateway
+from harness._loop import AgentLoop, RunState
+from harness._scenario import Review, Scenario
+from harness._scenario_load import LoadedScenario, resolve_policy_path
+from harness._spans import ApprovalSpan
+from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
+from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
+
+SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """Which provider drives the scenarios. Live ones ignore the script (reviews still apply)."""
+
+    kind: str = "replay"  # replay | openai
+    settings: ProviderSettings | None = None
+
+    def build(self, scenario: Scenario) -> Provider:
+        if self.kind == "replay":
+            return ReplayProvider(scenario.script)
+        if self.settings is None:
+            raise ValueError("a live provider needs settings")
+        return OpenAIProvider(self.settings)
+
+
+def run_scenario(loaded: LoadedScenario, *, run_id: str, provider: ProviderChoice) -> Trace:
+    """One scenario in a fresh gateway: setup, the governed run, scripted reviews, the trace."""
+    scenario = loaded.scenario
+    clock = ManualClock(SCENARIO_EPOCH)
+    with tempfile.TemporaryDirectory(prefix="proctor-scenario-") as tmp:
+        with Gateway(
+            state_dir=Path(tmp),
+            policy_path=resolve_policy_path(loaded),
+            clock=clock,
+            audit_key_from_env=False,
+        ) as gateway:
+            setup = _setup(gateway, scenario)
+            live = provider.build(scenario)
+            loop = AgentLoop(
+                live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
+            )
+            principal = Principal(
+                scenario.principal.actor, scenario.principal.agent, scenario.principal.team
+            )
+            state = loop.start(scenario.request, run_id=scenario.id, principal=principal)
+            state = _review(gateway, loop, state, list(scenario.reviews), clock)
+            verdict = gateway.audit.verify(scenario.id)
+            identity = live.identity
+            policy_digest = gateway.policy.current().digest
+            registry_digest = gateway.registry.digest
+    return Trace(
+        run_id=run_id,
+        scenario_id=scenario.id,
+        scenario_file=loaded.display_path,
+        tags=list(scenario.tags),
+        provider=ProviderRecord(name=identity.name, model=identity.model, live=identity.live),
+        status=state.status,
+        termination=state.termination,
+        final_answer=state.final_answer,
+        model_text=state.model_text,
+        turns=state.turns,
+        usage=UsageSummary(
+            prompt_tokens=state.prompt_tokens,
+            completion_tokens=state.completion_tokens,
+            total_tokens=state.total_tokens,
+            missing_turns=state.usage_missing_turns,
+        ),
+        policy_digest=policy_digest,
+        registry_digest=registry_digest,
+        setup=setup,
+        spans=list(state.spans),
+        audit=AuditSummary(
+            events=verdict.events,
+            head=verdict.head,
+            valid=verdict.ok,
+            first_bad_seq=verdict.first_bad_seq,
+        ),
+    )
+
+
+def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
+    records: list[SetupRecord] = []
+    files = gateway.workspace / "files"
+    for relative, text in sorted(scenario.setup.files.items()):
+        target = (files / relative).resolve()
+        if not target.is_relative_to(files.resolve()):
+            raise ValueError(f"setup file {relative!r} escapes the sandbox")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    for n, prior in enumerate(scenario.setup.prior_calls, start=1):
+        actor = prior.actor or scenario.principal.actor
+        principal = Principal(actor, scenario.principal.agent, scenario.principal.team)
+        result = gateway.firewall.call(
+            ToolCall(f"p{n}", prior.tool, prior.args, prior.run_id, principal)
+        )
+        records.append(
+            SetupRecord(
+                kind="prior_call", subject=prior.tool, outcome=result.outcome, reason=result.reason
+            )
+        )
+    for reset in scenario.setup.budget_resets:
+        try:
+            gateway.budgets.reset(
+                budget_id=reset.budget,
+                key=reset.key,
+                by=reset.by,
+                approved_by=reset.approved_by,
+                reason=reset.reason,
+            )
+            records.append(
+                SetupRecord(kind="budget_reset", subject=reset.budget, outcome="accepted")
+            )
+        except BudgetResetRefused as exc:
+            records.append(
+                SetupRecord(
+                    kind="budget_reset", subject=reset.budget, outcome="refused", reason=exc.code
+                )
+            )
+    return records
+
+
+def _review(
+    gateway: Gateway,
+    loop: AgentLoop,
+    state: RunState,
+    reviews: list[Review],
+    clock: ManualClock,
+) -> RunState:
+    """Apply the scripted reviewer decisions to each held call, resuming the run after each."""
+    while state.status == "waiting_approval" and state.held is not None and reviews:
+        review = reviews.pop(0)
+        held = state.held
+        status = _apply_review(gateway, review, held.approval_id, clock)
+        state.spans.append(
+            ApprovalSpan(
+                id=f"s{len(state.spans) + 1}",
+                step=state.turns,
+                approval_id=held.approval_id,
+                call_id=held.call_id,
+                tool=held.tool,
+                status=status,
+                decided_by=review.reviewer if review.action in ("approve", "reject") else None,
+                edited=review.set is not None,
+            )
+        )
+        if status in ("pending", "edit_refused", "self_approval_refused"):
+            continue  # the request is still pending: the next review (if any) decides it
+        state = loop.resume(state)
+    return state
+
+
+def _apply_review(gateway: Gateway, review: Review, approval_id: str, clock: ManualClock) -> str:
+    firewall = gateway.firewall
+    if review.action == "leave":
+        return "pending"
+    if review.action == "expire":
+        request = gateway.approvals.get(approval_id)
+        clock.advance((request.expires_at - clock.now()).total_seconds() + 1)
+        gateway.approvals.expire_due()
+        return "expired"
+    try:
+        if review.action == "reject":
+            firewall.reject(approval_id, review.reviewer, comment=review.comment)
+            return "rejected"
+        request = gateway.approvals.get(approval_id)
+        edits = {**request.arguments, **review.set} if review.set is not None else None
+        firewall.approve(approval_id, review.reviewer, arguments=edits, comment=review.comment)
+        return "approved"
+    except EditRefused:
+        return "edit_refused"
+    except SelfApprovalError:
+        return "self_approval_refused"
+
+
+def _run_one(args: tuple[LoadedScenario, str, ProviderChoice]) -> str:
+    loaded, run_id, provider = args
+    return run_scenario(loaded, run_id=run_id, provider=provider).model_dump_json()
+
+
+def run_suite(
+    scenarios: Sequence[LoadedScenario],
+    *,
+    run_id: str,
+    provider: ProviderChoice,
+    jobs: int = 1,
+    progress: Callable[[int, int, Trace], None] | None = None,
+) -> list[Trace]:
+    """Every scenario, in suite order; `jobs > 1` runs them in separate processes."""
+    work = [(loaded, run_id, provider) for loaded in scenarios]
+    traces: list[Trace] = []
+    if jobs <= 1:
+        results = map(_run_one, work)
+        for n, raw in enumerate(results, start=1):
+            trace = Trace.model_validate(json.loads(raw))
+            traces.append(trace)
+            if progress:
+                progress(n, len(work), trace)
+        return traces
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        for n, raw in enumerate(pool.map(_run_one, work), start=1):
+            trace = Trace.model_validate(json.loads(raw))
+            traces.append(trace)
+            if progress:
+                progress(n, len(work), trace)
+    return traces

@@ -1,0 +1,510 @@
+"""Reading scenario files: every key's line, every problem of the suite in one readable error.
+
+A path is a file or a directory searched recursively for `*.yaml`/`*.yml`; `scripts/` and
+`policies/` directories (replay scripts, policies) are skipped. A file holds one scenario or a
+list under `scenarios:`. All problems across all files are collected, so a suite is fixed in
+one round rather than ten. `python -m harness._scenario_load` rewrites the JSON Schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from governance._yaml_lines import Loc, decode_text, format_loc, load_yaml_with_lines
+from harness._errors import ScenarioError
+from harness._scenario import Scenario, ScenarioFile
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.schema.json"
+# Replay scripts for `proctor ask` and the policies scenarios name live beside scenarios.
+SKIPPED_DIRS = frozenset({"scripts", "policies"})
+_SUFFIXES = (".yaml", ".yml")
+_LABEL = re.compile(r"^function-\w+\[.*, (\w+)\]$")
+
+
+def default_policy_path() -> Path:
+    """The shipped policy a scenario's `policy: default` stands for."""
+    return Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedScenario:
+    """A validated scenario with where it came from, to point errors at the right line."""
+
+    scenario: Scenario
+    path: Path
+    line: int  # the line of the scenario's first key
+    lines: Mapping[Loc, int] = field(repr=False, compare=False)  # loc relative to the scenario
+    display_path: str = ""  # relative and `/`-separated, as traces show it (default: `path`)
+
+    def __post_init__(self) -> None:
+        if not self.display_path:
+            object.__setattr__(self, "display_path", self.path.as_posix())
+
+    def line_of(self, *loc: str | int) -> int:
+        """The line of `loc` (e.g. "script", 0, "calls", 0, "tool"), or of its closest parent."""
+        for end in range(len(loc), 0, -1):
+            line = self.lines.get(tuple(loc[:end]))
+            if line is not None:
+                return line
+        return self.line
+
+
+def resolve_policy_path(loaded: LoadedScenario) -> Path:
+    """`default` is the shipped policy; anything else is relative to the scenario's file."""
+    if loaded.scenario.policy == "default":
+        return default_policy_path()
+    return loaded.path.parent / loaded.scenario.policy
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+def load_scenarios(paths: Sequence[Path], *, tags: Sequence[str] = ()) -> list[LoadedScenario]:
+    """Load and validate every scenario under `paths`; keep those with ANY of `tags`.
+
+    Raises one ScenarioError listing every problem (`FILE:LINE: ...` a line), including ids
+    used twice across the suite, and when the selection is empty.
+    """
+    problems: list[_Problem] = []
+    files: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for path in paths:
+        for file in _scenario_files(Path(path), problems):
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append((file, _display_path(file, Path(path))))
+    loaded: list[LoadedScenario] = []
+    for file, shown in files:
+        loaded.extend(_load_file(file, shown, problems))
+    problems.extend(_duplicate_ids(loaded))
+    if problems:
+        raise _suite_error(problems)
+    wanted = set(tags)
+    selected = [s for s in loaded if not wanted or wanted & set(s.scenario.tags)]
+    if not selected:
+        where = ", ".join(str(p) for p in paths) or "(no paths given)"
+        only = f" (tags: {', '.join(tags)})" if tags else ""
+        fix = "check the tags" if tags else "add a *.yaml scenario file"
+        raise ScenarioError(None, None, f"no scenarios found under {where}{only}; {fix}")
+    return selected
+
+
+def _suite_error(problems: Sequence[_Problem]) -> ScenarioError:
+    first, rest = problems[0], problems[1:]
+    return ScenarioError(
+        first.path, first.line, "\n".join([first.message, *(str(p) for p in rest)])
+    )
+
+
+def _scenario_files(path: Path, problems: list[_Problem]) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        problems.append(_Problem(str(path), None, "no such file or directory; check the path"))
+        return []
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        for name in filenames:
+            if name.endswith(_SUFFIXES) and not name.startswith("scenario.schema."):
+                found.append(Path(dirpath, name))
+    return sorted(found, key=lambda p: p.relative_to(path).parts)
+
+
+def _display_path(file: Path, root: Path) -> str:
+    """The same on every machine: relative to the working directory, else to `root`'s parent."""
+    absolute = Path(os.path.abspath(file))
+    for base in (Path.cwd(), Path(os.path.abspath(root)).parent):
+        if absolute.is_relative_to(base):
+            return absolute.relative_to(base).as_posix()
+    return absolute.as_posix()
+
+
+def _load_file(path: Path, shown: str, problems: list[_Problem]) -> list[LoadedScenario]:
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        problems.append(_Problem(name, None, f"cannot read the file ({exc.strerror or exc})"))
+        return []
+    try:
+        text = decode_text(raw, name, ScenarioError, subject="scenario file")
+        data, lines = load_yaml_with_lines(text, name, ScenarioError, subject="scenario file")
+    except ScenarioError as exc:
+        problems.append(_Problem(name, exc.line, exc.message))
+        return []
+    if data is None:
+        problems.append(
+            _Problem(
+                name,
+                1,
+                "the scenario file is empty: write one scenario (id, description, request, "
+                "script, expect) or a list of them under `scenarios:`",
+            )
+        )
+        return []
+    if not isinstance(data, dict):
+        problems.append(
+            _Problem(
+                name,
+                1,
+                "a scenario file holds one scenario (a mapping) or a list of them under "
+                f"`scenarios:`, not {_describe(data)}",
+            )
+        )
+        return []
+    found: list[_Problem] = []
+    if "scenarios" in data:
+        loaded = _load_list(path, data, lines, found)
+    else:
+        loaded = _load_one(path, data, (), lines, 0, found)
+    problems.extend(sorted(found, key=lambda p: p.line or 0))
+    return [replace(item, display_path=shown) for item in loaded]
+
+
+def _load_list(
+    path: Path, data: dict[str, Any], lines: Mapping[Loc, int], problems: list[_Problem]
+) -> list[LoadedScenario]:
+    for key in data:
+        if key != "scenarios":
+            problems.append(
+                _Problem(
+                    str(path),
+                    lines.get((key,), 1),
+                    f"unknown key {key!r} next to `scenarios:`: a list file holds only "
+                    "`scenarios:`; move it into a scenario or remove it",
+                )
+            )
+    items = data["scenarios"]
+    if not isinstance(items, list) or not items:
+        problems.append(
+            _Problem(
+                str(path),
+                lines.get(("scenarios",), 1),
+                "`scenarios:` must be a non-empty list of scenarios",
+            )
+        )
+        return []
+    loaded: list[LoadedScenario] = []
+    for index, item in enumerate(items):
+        loaded.extend(_load_one(path, item, ("scenarios", index), lines, index, problems))
+    return loaded
+
+
+def _load_one(
+    path: Path,
+    data: Any,
+    base: Loc,
+    all_lines: Mapping[Loc, int],
+    index: int,
+    problems: list[_Problem],
+) -> list[LoadedScenario]:
+    depth = len(base)
+    lines = {
+        loc[depth:]: line
+        for loc, line in all_lines.items()
+        if len(loc) > depth and loc[:depth] == base
+    }
+    if base:
+        first = all_lines.get(base, 1)
+    else:
+        first = min((line for loc, line in lines.items() if len(loc) == 1), default=1)
+    ident = data.get("id") if isinstance(data, dict) else None
+    label = ident if isinstance(ident, str) and ident.strip() else f"#{index + 1}"
+    if not isinstance(data, dict):
+        problems.append(
+            _Problem(
+                str(path),
+                first,
+                f"scenario {label}: expected a mapping (id, description, request, script, "
+                f"expect), not {_describe(data)}",
+            )
+        )
+        return []
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        found = [
+            _Problem(str(path), lines.get(loc, first), f"scenario {label}: {message}")
+            for loc, message in _explain(exc, data)
+        ]
+        problems.extend(found)
+        return []
+    return [LoadedScenario(scenario=scenario, path=path, line=first, lines=lines)]
+
+
+def _duplicate_ids(loaded: Sequence[LoadedScenario]) -> list[_Problem]:
+    first_seen: dict[str, LoadedScenario] = {}
+    problems: list[_Problem] = []
+    for item in loaded:
+        sid = item.scenario.id
+        earlier = first_seen.setdefault(sid, item)
+        if earlier is not item:
+            problems.append(
+                _Problem(
+                    str(item.path),
+                    item.line_of("id"),
+                    f"scenario {sid}: duplicate id, first used at {earlier.path}:"
+                    f"{earlier.line_of('id')}; scenario ids are unique across the suite, "
+                    "rename one",
+                )
+            )
+    return problems
+
+
+# -- readable validation errors ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where one pydantic error points, in the user's terms."""
+
+    shown: Loc  # the path as the user wrote it (keys and indices, no union labels)
+    existing: Loc  # the deepest part of `shown` present in the data (its line is known)
+    annotation: Any  # the declared type there (None when unknown)
+    parent: Any  # the declared type of the container of the last part
+    value: Any  # the value there (None when missing)
+    is_key: bool = False  # the error is about a mapping key itself (pydantic's "[key]")
+    no_member_fits: tuple[Any, ...] = ()  # a union none of whose members the value looks like
+
+
+def _explain(exc: ValidationError, data: Any) -> list[tuple[Loc, str]]:
+    """(line location, message) per distinct problem, with union noise removed."""
+    found: list[tuple[Loc, str]] = []
+    seen: set[str] = set()
+    for error in exc.errors(include_url=False):
+        place = _locate(tuple(error["loc"]), data)
+        if place is None:
+            continue  # an error of a union member the value is clearly not meant to be
+        where, text = _message(error, place)
+        message = f"{format_loc(where)}: {text}" if where else text
+        if message not in seen:
+            seen.add(message)
+            found.append((place.existing, message))
+    return found
+
+
+def _unwrap(annotation: Any) -> Any:
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(members) != 1:
+                return annotation
+            annotation = members[0]
+        else:
+            return annotation
+
+
+def _union_members(annotation: Any) -> tuple[Any, ...] | None:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(annotation) if a is not type(None))
+    return None
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _label_member(members: tuple[Any, ...], label: object) -> Any:
+    if not isinstance(label, str):
+        return None
+    match = _LABEL.match(label)
+    name = match.group(1) if match else label
+    return next((m for m in members if getattr(m, "__name__", None) == name), None)
+
+
+def _fits(member: Any, value: Any) -> bool:
+    if _is_model(member):
+        return isinstance(value, Mapping)
+    if member is str:
+        return isinstance(value, str)
+    return True
+
+
+def _preferred(members: tuple[Any, ...], value: Any) -> Any:
+    """The union member `value` is meant to be: for mappings, the model its keys fit best."""
+    fitting = [m for m in members if _fits(m, value)]
+    if not fitting:
+        return None
+    models = [m for m in fitting if _is_model(m)]
+    if isinstance(value, Mapping) and len(models) > 1:
+
+        def score(model: Any) -> tuple[int, int]:
+            fields = model.model_fields
+            required = sum(1 for n, f in fields.items() if f.is_required() and n in value)
+            return required, sum(1 for n in fields if n in value)
+
+        return max(models, key=score)  # the first of equals wins
+    return fitting[0]
+
+
+def _locate(loc: Loc, data: Any) -> _Place | None:
+    annotation: Any = Scenario
+    parent: Any = None
+    key_annotation: Any = None
+    value: Any = data
+    present = True
+    shown: list[str | int] = []
+    existing: Loc = ()
+    is_key = False
+    index = 0
+    while index < len(loc):
+        annotation = _unwrap(annotation)
+        members = _union_members(annotation)
+        if members is not None:
+            member = _label_member(members, loc[index])
+            if member is not None:
+                wanted = _preferred(members, value) if present else member
+                if wanted is None:
+                    return _Place(tuple(shown), existing, annotation, parent, value, False, members)
+                if wanted is not member:
+                    return None
+                annotation = member
+                index += 1
+                continue
+        part = loc[index]
+        index += 1
+        if part == "[key]":
+            annotation, is_key = key_annotation, True
+            continue
+        parent = annotation
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if _is_model(annotation) and isinstance(part, str):
+            info = annotation.model_fields.get(part)
+            annotation = info.annotation if info is not None else None
+        elif origin is list and isinstance(part, int) and args:
+            annotation = args[0]
+        elif origin is dict and isinstance(part, str) and len(args) == 2:
+            key_annotation, annotation = args
+        else:
+            annotation = None
+        shown.append(part)
+        if present and isinstance(value, Mapping) and isinstance(part, str) and part in value:
+            value = value[part]
+            existing = tuple(shown)
+        elif (
+            present
+            and isinstance(value, list)
+            and isinstance(part, int)
+            and 0 <= part < len(value)
+        ):
+            value = value[part]
+            existing = tuple(shown)
+        else:
+            present, value = False, None
+    return _Place(tuple(shown), existing, _unwrap(annotation), parent, value, is_key)
+
+
+def _message(error: Mapping[str, Any], place: _Place) -> tuple[Loc, str]:
+    """(the location to name, what is wrong there and how to fix it)."""
+    kind = error["type"]
+    shown = place.shown
+    if place.no_member_fits:
+        shapes = sorted({"a mapping" if _is_model(m) else _shape(m) for m in place.no_member_fits})
+        return shown, f"expected {' or '.join(shapes)}, not {_describe(place.value)}"
+    if kind == "extra_forbidden" and shown:
+        key = str(shown[-1])
+        allowed = sorted(place.parent.model_fields) if _is_model(place.parent) else []
+        hint = _did_you_mean(key, allowed)
+        if not hint and allowed:
+            hint = f"; allowed keys: {', '.join(allowed)}"
+        return shown[:-1], f"unknown key {key!r}{hint}"
+    if kind == "missing" and shown:
+        return shown[:-1], f"missing required key {shown[-1]!r}"
+    if kind in ("literal_error", "enum"):
+        choices = [str(c) for c in typing.get_args(place.annotation)]
+        value = shown[-1] if place.is_key and shown else error.get("input")
+        what = "key" if place.is_key else "value"
+        text = f"{what} {value!r} is not allowed here"
+        if choices:
+            text += f"; use one of: {', '.join(choices)}"
+            text += _did_you_mean(str(value), choices)
+        return shown, text
+    if kind == "model_type":
+        return shown, f"expected a mapping, not {_describe(error.get('input'))}"
+    if kind == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern", "")
+        return shown, f"{error.get('input')!r} does not match the pattern {pattern}"
+    return shown, str(error["msg"]).removeprefix("Value error, ")
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _shape(annotation: Any) -> str:
+    names = {str: "a string", int: "an integer", bool: "a boolean", float: "a number"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if value is None:
+        return "an empty value"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"{type(value).__name__} {value!r}"
+
+
+# -- the JSON Schema -----------------------------------------------------------------------
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file: one scenario, or a list of them under `scenarios:`."""
+    schema = TypeAdapter(Scenario | ScenarioFile).json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": "Proctor scenario file",
+        "description": "One scenario, or a list of them under `scenarios:`. Generated from "
+        "harness/_scenario.py by `python -m harness._scenario_load`; do not edit by hand.",
+    }
+
+
+def render_scenario_schema() -> str:
+    """The schema exactly as committed: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(scenario_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_scenario_schema(path: Path = SCHEMA_PATH) -> Path:
+    """Regenerate the committed schema file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_scenario_schema(), encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_scenario_schema()}")

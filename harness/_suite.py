@@ -1,0 +1,150 @@
+"""A suite run end to end: load, contract-check, run, score, gate. The CLI is a thin shell on it.
+
+Scoring reads traces only, never live objects, so a stored run can be re-scored (`proctor
+score`) and re-gated (`proctor gate`) without running anything again.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from governance import Policy, SystemClock, ToolRegistry, load_policy
+from governance.tools import builtin_tools
+from harness import _exit_codes as codes
+from harness._baseline import Baseline, metric_results
+from harness._checks import expand_checks, inventory_of
+from harness._contract import ContractViolation, check_contract
+from harness._errors import HarnessError, ScenarioError
+from harness._gate import gate
+from harness._metrics import compute_metrics
+from harness._results import CheckResult, MetricResult, SuiteResult
+from harness._runner import ProviderChoice, run_suite
+from harness._scenario_load import LoadedScenario, load_scenarios, resolve_policy_path
+from harness._trace import Trace
+
+
+def new_run_id() -> str:
+    """The suite run's id: the one field of a trace that varies between runs."""
+    stamp = SystemClock().now().strftime("%Y%m%dT%H%M%SZ")
+    return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+@cache
+def builtin_registry() -> ToolRegistry:
+    """The built-in tool surface (descriptors only; the scratch workspace is discarded)."""
+    with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
+        return ToolRegistry([builtin_tools(Path(scratch))])
+
+
+def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
+    """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
+    loaded = load_scenarios(paths, tags=tags)
+    policies: dict[Path, Policy] = {}
+
+    def policy_for(item: LoadedScenario) -> Policy:
+        path = resolve_policy_path(item)
+        if path not in policies:
+            policies[path] = load_policy(path)
+        return policies[path]
+
+    violations = check_contract(
+        loaded, registry_for=lambda _: builtin_registry(), policy_for=policy_for
+    )
+    if violations:
+        raise ContractBroken(violations)
+    return loaded
+
+
+class ContractBroken(ScenarioError):
+    """The suite names tools, rules or budgets that do not exist: nothing runs."""
+
+    def __init__(self, violations: Sequence[ContractViolation]) -> None:
+        self.violations = list(violations)
+        first = self.violations[0]
+        super().__init__(first.path, first.line, "\n".join(str(v) for v in self.violations))
+
+    def __str__(self) -> str:
+        lines = [str(v) for v in self.violations]
+        return f"{len(lines)} contract violation(s):\n" + "\n".join(lines)
+
+
+def score(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
+) -> tuple[list[CheckResult], tuple[MetricResult, ...]]:
+    by_id = {item.scenario.id: item.scenario for item in scenarios}
+    checks: list[CheckResult] = []
+    for trace in traces:
+        scenario = by_id.get(trace.scenario_id)
+        if scenario is None:
+            raise HarnessError(
+                f"trace of scenario {trace.scenario_id!r} has no scenario in this suite; "
+                "point --scenarios at the files the run used"
+            )
+        checks.extend(expand_checks(scenario, trace))
+    return checks, compute_metrics(checks)
+
+
+def assemble(
+    run_id: str,
+    scenarios: Sequence[LoadedScenario],
+    traces: Sequence[Trace],
+    *,
+    baseline: Baseline | None = None,
+    baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
+) -> SuiteResult:
+    """Score the traces and, with a baseline, gate them."""
+    checks, metrics = score(scenarios, traces)
+    gate_result = None
+    if baseline is not None:
+        gate_result = gate(
+            metrics,
+            inventory_of(checks),
+            {t.scenario_id: t.digest for t in traces},
+            baseline,
+            current_traces={t.scenario_id: t.stable_dict() for t in traces},
+            baseline_traces=baseline_traces,
+        )
+    return SuiteResult(
+        run_id=run_id,
+        traces=tuple(traces),
+        checks=tuple(checks),
+        metrics=metrics,
+        baseline_metrics=metric_results(baseline) if baseline is not None else None,
+        gate=gate_result,
+        scenario_files={item.scenario.id: item.display_path for item in scenarios},
+    )
+
+
+def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
+    """DESIGN.md's contract: 2 regressed (or drifted, when asked), 1 a check failed, 0 clean."""
+    if result.gate is not None and (result.gate.regressed or (fail_on_drift and result.gate.drift)):
+        return codes.REGRESSED
+    if result.failed_checks:
+        return codes.CHECK_FAILED
+    return codes.OK
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRun:
+    scenarios: list[LoadedScenario]
+    traces: list[Trace]
+    run_id: str
+
+
+def run_checked_suite(
+    scenarios: list[LoadedScenario],
+    *,
+    provider: ProviderChoice,
+    jobs: int = 1,
+    run_id: str | None = None,
+    progress: Callable[[int, int, Trace], None] | None = None,
+) -> SuiteRun:
+    run_id = run_id or new_run_id()
+    traces = run_suite(scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress)
+    return SuiteRun(scenarios=scenarios, traces=traces, run_id=run_id)

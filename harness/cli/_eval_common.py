@@ -1,0 +1,66 @@
+"""What `run`, `score`, `gate` and `baseline record` share: baselines from files or git refs,
+printing and writing a scored suite, and the exit code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness._baseline import Baseline, load_baseline, load_baseline_text, load_baseline_traces
+from harness._errors import BaselineError
+from harness._results import SuiteResult
+from harness._suite import exit_code
+from harness.reports import render_terminal, write_reports
+
+
+def baseline_from_file(path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]:
+    if not path.is_file():
+        raise click.BadParameter(f"no baseline at {path}", param_hint="--baseline")
+    return load_baseline(path), load_baseline_traces(path.parent / "traces")
+
+
+def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]:
+    """The baseline as committed on `ref` (e.g. origin/main): a PR cannot gate itself."""
+    rel = path.as_posix()
+    text = _git("show", f"{ref}:{rel}")
+    if text is None:
+        raise click.BadParameter(f"{rel} does not exist on {ref}", param_hint="--baseline-ref")
+    baseline = load_baseline_text(text, f"{ref}:{rel}")
+    traces: dict[str, dict[str, Any]] = {}
+    listing = _git("ls-tree", "--name-only", f"{ref}:{(path.parent / 'traces').as_posix()}")
+    for name in (listing or "").split():
+        if name.endswith(".json"):
+            raw = _git("show", f"{ref}:{(path.parent / 'traces' / name).as_posix()}")
+            if raw is not None:
+                try:
+                    traces[name[: -len(".json")]] = json.loads(raw)
+                except ValueError as exc:
+                    raise BaselineError(f"{ref}:{name}", None, f"not JSON: {exc}") from None
+    return baseline, traces
+
+
+def _git(*args: str) -> str | None:
+    done = subprocess.run(["git", *args], capture_output=True, text=True, check=False, timeout=60)
+    return done.stdout if done.returncode == 0 else None
+
+
+def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool) -> int:
+    """Print the terminal report, write the artifacts, return the exit code."""
+    click.echo(render_terminal(result))
+    if report_dir is not None:
+        written = write_reports(result, report_dir)
+        click.echo(f"reports: {written['report.html'].parent}")
+    code = exit_code(result, fail_on_drift=fail_on_drift)
+    click.echo(f"exit {code}: {_MEANING[code]}")
+    return code
+
+
+_MEANING = {
+    0: "clean",
+    1: "a scenario check failed (nothing gated regressed)",
+    2: "a gated metric regressed against the baseline",
+}

@@ -1,0 +1,111 @@
+"""`proctor run`: the suite, scored, gated against the baseline, reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness import _exit_codes as codes
+from harness._runner import ProviderChoice
+from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
+from harness._trace import Trace
+from harness.cli._app import cli
+from harness.cli._eval_common import baseline_from_file, baseline_from_ref, finish
+from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
+from harness.providers._settings import resolve_settings
+
+
+@cli.command("run")
+@suite_options
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Scenarios run in this many processes (traces are identical either way).",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(["replay", "openai", "stub"]),
+    default="replay",
+    show_default=True,
+    help="replay: the scripts (deterministic); openai: PROCTOR_LLM_*; "
+    "stub: the bundled vendor stub.",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Gate against this baseline [default: {DEFAULT_BASELINE} if present].",
+)
+@click.option(
+    "--baseline-ref",
+    default=None,
+    help="Read the baseline from this git ref (e.g. origin/main) instead of the work tree.",
+)
+@click.option("--no-baseline", is_flag=True, help="Score only; do not gate.")
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the reports go [default: reports/<run id>].",
+)
+@click.option(
+    "--fail-on-drift",
+    is_flag=True,
+    help="Exit 2 when a scenario's trace changed, even if nothing regressed.",
+)
+def run_command(
+    scenario_paths: tuple[Path, ...],
+    tags: tuple[str, ...],
+    jobs: int,
+    provider: str,
+    baseline_path: Path | None,
+    baseline_ref: str | None,
+    no_baseline: bool,
+    report_dir: Path | None,
+    fail_on_drift: bool,
+) -> int:
+    """Run the scenario suite through the governed loop and gate it against the baseline.
+
+    Exit codes: 0 clean, 1 a check failed, 2 a gated metric regressed (or drift with
+    --fail-on-drift), 3 the suite is invalid (nothing ran), 77 a live provider has no credential.
+    """
+    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
+    baseline = traces = None
+    if not no_baseline:
+        if baseline_ref is not None:
+            baseline, traces = baseline_from_ref(baseline_ref, baseline_path or DEFAULT_BASELINE)
+        elif baseline_path is not None or DEFAULT_BASELINE.is_file():
+            baseline, traces = baseline_from_file(baseline_path or DEFAULT_BASELINE)
+    run_id = new_run_id()
+    if provider == "stub":
+        from harness.providers import ProviderSettings
+        from stubs.vendor import running_stub
+
+        with running_stub() as url:
+            settings = ProviderSettings(base_url=url, model="proctor-stub-1", api_key="stub")
+            run = run_checked_suite(
+                scenarios, provider=ProviderChoice("openai", settings), jobs=1,
+                run_id=run_id, progress=_progress,
+            )  # fmt: skip
+    else:
+        choice = ProviderChoice()
+        if provider == "openai":
+            live = resolve_settings()
+            if live is None:
+                click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
+                return codes.SKIPPED
+            choice = ProviderChoice("openai", live)
+        run = run_checked_suite(
+            scenarios, provider=choice, jobs=jobs, run_id=run_id, progress=_progress
+        )
+    result = assemble(run.run_id, scenarios, run.traces, baseline=baseline, baseline_traces=traces)
+    return finish(result, report_dir or Path("reports") / run.run_id, fail_on_drift=fail_on_drift)
+
+
+def _progress(done: int, total: int, trace: Trace) -> None:
+    click.echo(f"[{done:>3}/{total}] {trace.scenario_id:<48} {trace.status}", err=True)

@@ -1,0 +1,98 @@
+"""`proctor score` and `proctor gate`: re-score stored traces without re-running anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from harness._errors import HarnessError
+from harness._scenario_load import load_scenarios
+from harness._suite import assemble
+from harness._trace import Trace
+from harness.cli._app import cli
+from harness.cli._eval_common import baseline_from_file, baseline_from_ref, finish
+from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
+
+REPORT_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
+    """The run id and traces a `proctor run` stored under `report_dir`."""
+    report = report_dir / "report.json"
+    if not report.is_file():
+        raise click.BadParameter(f"{report} is missing: not a report directory", param_hint="RUN")
+    data = json.loads(report.read_text(encoding="utf-8"))
+    traces = []
+    for entry in data.get("scenarios", []):
+        path = report_dir / entry["trace"]
+        try:
+            traces.append(Trace.model_validate_json(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise HarnessError(f"cannot read the stored trace {path}: {exc}") from None
+    return str(data.get("run_id", report_dir.name)), traces
+
+
+@cli.command("score")
+@suite_options
+@click.argument("run_dir", metavar="RUN", type=REPORT_DIR)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also gate against this baseline.",
+)
+@click.option("--fail-on-drift", is_flag=True)
+def score_command(
+    scenario_paths: tuple[Path, ...],
+    tags: tuple[str, ...],
+    run_dir: Path,
+    baseline_path: Path | None,
+    fail_on_drift: bool,
+) -> int:
+    """Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios."""
+    run_id, traces = load_run(run_dir)
+    scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
+    baseline = baseline_traces = None
+    if baseline_path is not None:
+        baseline, baseline_traces = baseline_from_file(baseline_path)
+    result = assemble(run_id, scenarios, traces, baseline=baseline, baseline_traces=baseline_traces)
+    return finish(result, None, fail_on_drift=fail_on_drift)
+
+
+@cli.command("gate")
+@suite_options
+@click.argument("run_dir", metavar="RUN", type=REPORT_DIR)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_BASELINE,
+    show_default=True,
+)
+@click.option(
+    "--baseline-ref",
+    default=None,
+    help="Read the baseline from a git ref, so a pull request that rewrites the baseline "
+    "is still gated against the target branch's (e.g. origin/main).",
+)
+@click.option("--fail-on-drift", is_flag=True)
+def gate_command(
+    scenario_paths: tuple[Path, ...],
+    tags: tuple[str, ...],
+    run_dir: Path,
+    baseline_path: Path,
+    baseline_ref: str | None,
+    fail_on_drift: bool,
+) -> int:
+    """Gate the run stored in RUN against a baseline: exit 2 on any regression."""
+    run_id, traces = load_run(run_dir)
+    scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
+    if baseline_ref is not None:
+        baseline, baseline_traces = baseline_from_ref(baseline_ref, baseline_path)
+    else:
+        baseline, baseline_traces = baseline_from_file(baseline_path)
+    result = assemble(run_id, scenarios, traces, baseline=baseline, baseline_traces=baseline_traces)
+    return finish(result, None, fail_on_drift=fail_on_drift)

@@ -1,0 +1,196 @@
+"""What every report format derives from a `SuiteResult`: one reading, several renderings.
+
+Headline, exit meaning, metric rows with baseline and delta, per-scenario summaries. Pure: no
+I/O, no clock, so every format says the same thing about the same run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from harness import _exit_codes
+from harness._results import CheckResult, MetricResult, SuiteResult
+from harness._trace import DETERMINISTIC_NOTICE, Trace
+
+REPORT_VERSION = 1
+
+EXIT_MEANINGS: dict[int, str] = {
+    _exit_codes.OK: "clean",
+    _exit_codes.CHECK_FAILED: "a scenario check failed; nothing gated regressed",
+    _exit_codes.REGRESSED: "a gated metric regressed against the baseline",
+}
+
+# C0/C1 controls (ANSI escapes), line separators, bidi overrides ("trojan source") and lone
+# surrogates (which cannot even be encoded as UTF-8).
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def escape_char(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def exit_code(result: SuiteResult) -> int:
+    """The eval exit code this result stands for: regressed (2) > check failed (1) > clean (0)."""
+    if result.gate is not None and result.gate.regressed:
+        return _exit_codes.REGRESSED
+    if result.failed_checks:
+        return _exit_codes.CHECK_FAILED
+    return _exit_codes.OK
+
+
+def notice(result: SuiteResult) -> str | None:
+    """The deterministic-run notice, verbatim, for any run not driven by a live provider."""
+    return None if result.live else DETERMINISTIC_NOTICE
+
+
+def provider_label(result: SuiteResult) -> str:
+    """`name (model)` of each distinct provider in trace order; `none` for an empty suite."""
+    seen: list[str] = []
+    for trace in result.traces:
+        label = f"{trace.provider.name} ({trace.provider.model})"
+        if label not in seen:
+            seen.append(label)
+    return ", ".join(seen) if seen else "none"
+
+
+def providers(result: SuiteResult) -> list[dict[str, object]]:
+    seen: list[dict[str, object]] = []
+    for trace in result.traces:
+        record: dict[str, object] = trace.provider.model_dump(mode="json")
+        if record not in seen:
+            seen.append(record)
+    return seen
+
+
+def one_line(text: str) -> str:
+    """Newlines folded and control characters shown as escapes: safe inside a row or a bullet."""
+    text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return _CONTROL.sub(lambda m: escape_char(m.group()), text)
+
+
+def clean_block(text: str) -> str:
+    """Multi-line text with control characters (ANSI escapes, NUL) shown as escapes."""
+    return _CONTROL.sub(lambda m: escape_char(m.group()), text.replace("\r\n", "\n"))
+
+
+def format_rate(metric: MetricResult | None) -> str:
+    """A percentage with one decimal; `absent` when there was nothing to count (never 100%)."""
+    if metric is None or metric.rate is None:
+        return "absent"
+    return f"{metric.rate * 100:.1f}%"
+
+
+def format_delta(delta: float | None) -> str:
+    """Signed percentage points; blank when there is nothing to compare."""
+    if delta is None:
+        return ""
+    points = delta * 100
+    if round(points, 1) == 0:
+        return "±0.0 pp"
+    return f"{points:+.1f} pp"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    """One metric now, its baseline (if a baseline was loaded) and the rate change."""
+
+    name: str
+    current: MetricResult | None
+    baseline: MetricResult | None
+    has_baseline: bool
+
+    @property
+    def delta(self) -> float | None:
+        if self.current is None or self.baseline is None:
+            return None
+        if self.current.rate is None or self.baseline.rate is None:
+            return None
+        return self.current.rate - self.baseline.rate
+
+    def cells(self) -> list[str]:
+        """metric | passed/total | rate | baseline | delta, as display strings."""
+        counts = f"{self.current.passed}/{self.current.total}" if self.current else "-"
+        baseline = ""
+        if self.has_baseline:
+            baseline = format_rate(self.baseline) if self.baseline else "not in baseline"
+        return [self.name, counts, format_rate(self.current), baseline, format_delta(self.delta)]
+
+
+METRIC_HEADERS = ["metric", "passed/total", "rate", "baseline", "delta"]
+
+
+def metric_rows(result: SuiteResult) -> list[MetricRow]:
+    """Current metrics in run order, then metrics only the baseline has (shown as absent now)."""
+    baseline = result.baseline_metrics
+    has_baseline = baseline is not None
+    rows = [
+        MetricRow(m.name, m, baseline.get(m.name) if baseline else None, has_baseline)
+        for m in result.metrics
+    ]
+    current = {m.name for m in result.metrics}
+    for name in sorted(baseline or {}):
+        if name not in current:
+            rows.append(MetricRow(name, None, (baseline or {})[name], has_baseline))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioSummary:
+    """A scenario as the reports list it: its trace (if it ran) and its checks."""
+
+    id: str
+    file: str | None
+    trace: Trace | None
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def passed_count(self) -> int:
+        return sum(1 for c in self.checks if c.passed)
+
+
+def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
+    """Scenarios in trace order, then any that have checks but no trace."""
+    order: list[str] = []
+    for sid in _ids(result.traces, result.checks):
+        if sid not in order:
+            order.append(sid)
+    traces = {t.scenario_id: t for t in result.traces}
+    out = []
+    for sid in order:
+        trace = traces.get(sid)
+        file = result.scenario_files.get(sid) or (trace.scenario_file if trace else None)
+        checks = tuple(c for c in result.checks if c.scenario_id == sid)
+        out.append(ScenarioSummary(sid, file or None, trace, checks))
+    return out
+
+
+def _ids(traces: Iterable[Trace], checks: Iterable[CheckResult]) -> Iterable[str]:
+    yield from (t.scenario_id for t in traces)
+    yield from (c.scenario_id for c in checks)
+
+
+def regression_subject(metric: str | None, scenario: str | None, check: str | None) -> str:
+    """`metric` / `scenario` / `scenario › check`, whichever the regression names."""
+    parts = [p for p in (metric, scenario, check) if p]
+    return " › ".join(parts) if parts else "suite"
+
+
+def counts_line(result: SuiteResult) -> str:
+    """The closing line every format ends with: scenarios, checks, regressions, exit code."""
+    failed = len(result.failed_checks)
+    passed = len(result.checks) - failed
+    regressions = len(result.gate.regressions) if result.gate else 0
+    code = exit_code(result)
+    return (
+        f"{len(scenarios(result))} scenario(s) · checks {passed} passed, {failed} failed · "
+        f"{regressions} regression(s) · exit {code} ({EXIT_MEANINGS[code]})"
+    )

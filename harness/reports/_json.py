@@ -1,0 +1,139 @@
+"""`report.json`: the machine-readable report. Its shape is a contract; bump `version` to change it.
+
+Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [0, 1] or null):
+
+    version          int, REPORT_VERSION
+    run_id           str
+    live             bool, true when any scenario ran against a live provider
+    deterministic    bool, not live
+    notice           str | null, "deterministic workflow run — NOT a model-quality measurement"
+    providers        [{name, model, live}], distinct, in trace order
+    exit_code        int, 0 clean / 1 check failed / 2 regressed
+    exit_meaning     str
+    baselined        bool, whether a baseline was compared against
+    metrics          [{name, passed, total, rate, absent,
+                       baseline: {passed, total, rate, absent} | null, delta: float | null}]
+    checks           {total, passed, failed, results: [{scenario_id, id, kind, passed, why}]}
+    failures         [{scenario_id, id, kind, why}], the failed checks
+    regressions      [{kind, detail, metric, scenario_id, check_id}]
+    drift            [{scenario_id, old_digest, new_digest, diff}]
+    new_scenarios    [str]
+    scenarios        [{id, file, ran, status, termination, digest, trace, tags, turns,
+                       checks_passed, checks_failed, tool_calls: {outcome: count}}]
+                     `trace` is the path of the trace file relative to the report directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from harness._results import CheckResult, MetricResult, SuiteResult
+from harness.reports._common import (
+    EXIT_MEANINGS,
+    REPORT_VERSION,
+    ScenarioSummary,
+    exit_code,
+    metric_rows,
+    notice,
+    providers,
+    scenarios,
+)
+
+
+def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:
+    """The report as plain JSON values; `trace_paths` maps scenario id to its trace file."""
+    gate = result.gate
+    failed = result.failed_checks
+    code = exit_code(result)
+    return {
+        "version": REPORT_VERSION,
+        "run_id": result.run_id,
+        "live": result.live,
+        "deterministic": not result.live,
+        "notice": notice(result),
+        "providers": providers(result),
+        "exit_code": code,
+        "exit_meaning": EXIT_MEANINGS[code],
+        "baselined": result.baseline_metrics is not None,
+        "metrics": [
+            {
+                **_metric(row.current, row.name),
+                "baseline": _metric(row.baseline, row.name) if row.baseline else None,
+                "delta": None if row.delta is None else round(row.delta, 6),
+            }
+            for row in metric_rows(result)
+        ],
+        "checks": {
+            "total": len(result.checks),
+            "passed": len(result.checks) - len(failed),
+            "failed": len(failed),
+            "results": [_check(c) | {"passed": c.passed} for c in result.checks],
+        },
+        "failures": [_check(c) for c in failed],
+        "regressions": [
+            {
+                "kind": r.kind,
+                "detail": r.detail,
+                "metric": r.metric,
+                "scenario_id": r.scenario_id,
+                "check_id": r.check_id,
+            }
+            for r in (gate.regressions if gate else ())
+        ],
+        "drift": [
+            {
+                "scenario_id": d.scenario_id,
+                "old_digest": d.old_digest,
+                "new_digest": d.new_digest,
+                "diff": d.diff,
+            }
+            for d in (gate.drift if gate else ())
+        ],
+        "new_scenarios": list(gate.new_scenarios) if gate else [],
+        "scenarios": [_scenario(s, trace_paths) for s in scenarios(result)],
+    }
+
+
+def render_json(result: SuiteResult, trace_paths: Mapping[str, str]) -> str:
+    data = report_dict(result, trace_paths)
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def _metric(metric: MetricResult | None, name: str) -> dict[str, Any]:
+    if metric is None:  # only the baseline has it: absent now
+        return {"name": name, "passed": 0, "total": 0, "rate": None, "absent": True}
+    rate = metric.rate
+    return {
+        "name": metric.name,
+        "passed": metric.passed,
+        "total": metric.total,
+        "rate": None if rate is None else round(rate, 6),
+        "absent": metric.absent,
+    }
+
+
+def _check(check: CheckResult) -> dict[str, Any]:
+    return {"scenario_id": check.scenario_id, "id": check.id, "kind": check.kind, "why": check.why}
+
+
+def _scenario(summary: ScenarioSummary, trace_paths: Mapping[str, str]) -> dict[str, Any]:
+    trace = summary.trace
+    outcomes: dict[str, int] = {}
+    for span in trace.tool_spans if trace else ():
+        outcomes[span.outcome] = outcomes.get(span.outcome, 0) + 1
+    return {
+        "id": summary.id,
+        "file": summary.file,
+        "ran": trace is not None,
+        "status": trace.status if trace else None,
+        "termination": trace.termination if trace else None,
+        "digest": trace.digest if trace else None,
+        "trace": trace_paths.get(summary.id),
+        "tags": list(trace.tags) if trace else [],
+        "turns": trace.turns if trace else 0,
+        "checks_passed": summary.passed_count,
+        "checks_failed": len(summary.failed),
+        "tool_calls": outcomes,
+    }

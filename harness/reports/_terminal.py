@@ -1,0 +1,66 @@
+"""The terminal report: what `proctor eval` prints. Plain text, no colour codes.
+
+Every string that came from a scenario or a trace passes through `one_line`/`clean_block`, so a
+tool output carrying ANSI escapes cannot repaint the reader's terminal.
+"""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from harness._results import SuiteResult
+from harness.reports._common import (
+    METRIC_HEADERS,
+    clean_block,
+    counts_line,
+    metric_rows,
+    notice,
+    one_line,
+    provider_label,
+    regression_subject,
+)
+
+_INDENT = "    "
+
+
+def render_terminal(result: SuiteResult) -> str:
+    """Headline (provider, determinism), metric table, failures, regressions, drift, counts."""
+    lines = [_headline(result), ""]
+    rows = [[one_line(cell) for cell in row.cells()] for row in metric_rows(result)]
+    if rows:
+        lines.append(
+            tabulate(rows, headers=METRIC_HEADERS, tablefmt="simple", disable_numparse=True)
+        )
+    else:
+        lines.append("no metrics")
+
+    failed = result.failed_checks
+    if failed:
+        lines += ["", f"Failed checks ({len(failed)}):"]
+        lines += [
+            f"  ✗ {one_line(c.scenario_id)}  {one_line(c.id)}: {one_line(c.why)}" for c in failed
+        ]
+
+    gate = result.gate
+    if gate is not None and gate.regressions:
+        lines += ["", f"Regressions ({len(gate.regressions)}):"]
+        for r in gate.regressions:
+            subject = regression_subject(r.metric, r.scenario_id, r.check_id)
+            lines.append(f"  ▼ {r.kind}  {one_line(subject)}: {one_line(r.detail)}")
+    if gate is not None and gate.drift:
+        lines += ["", f"Drifted scenarios ({len(gate.drift)}):"]
+        for d in gate.drift:
+            lines.append(f"  ~ {one_line(d.scenario_id)}  {d.old_digest} → {d.new_digest}")
+            lines += [_INDENT + line for line in clean_block(d.diff).splitlines()]
+    if gate is not None and gate.new_scenarios:
+        lines += ["", f"New scenarios, not in the baseline ({len(gate.new_scenarios)}):"]
+        lines += [f"  + {one_line(s)}" for s in gate.new_scenarios]
+
+    lines += ["", counts_line(result)]
+    return "\n".join(lines) + "\n"
+
+
+def _headline(result: SuiteResult) -> str:
+    kind = notice(result) or "live run"
+    provider = one_line(provider_label(result))
+    return f"Proctor eval {one_line(result.run_id)} · provider {provider} · {kind}"

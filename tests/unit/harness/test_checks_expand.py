@@ -1,0 +1,463 @@
+"""Checks: each expectation item becomes one check with a stable id, judged from the trace alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness._checks import CHECK_KINDS, expand_checks, inventory_of
+from harness._errors import HarnessError
+from harness._results import CheckResult
+from harness._scenario import Scenario
+from harness._spans import (
+    ApprovalSpan,
+    GuardrailSpan,
+    ModelTurnSpan,
+    ProposedCallRecord,
+    Span,
+    ToolCallSpan,
+)
+from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
+
+DIGEST = "sha256:" + "0" * 64
+
+
+def scenario(expect: dict[str, Any], sid: str = "s1") -> Scenario:
+    return Scenario.model_validate(
+        {
+            "id": sid,
+            "description": "d",
+            "request": "r",
+            "script": [{"answer": "done"}],
+            "expect": expect,
+        }
+    )
+
+
+def trace(
+    spans: list[Span] | None = None,
+    *,
+    sid: str = "s1",
+    status: str = "completed",
+    termination: str | None = "answered",
+    answer: str | None = "All done.",
+    turns: int = 2,
+    setup: list[SetupRecord] | None = None,
+    audit: AuditSummary | None = None,
+) -> Trace:
+    return Trace(
+        run_id="run-1",
+        scenario_id=sid,
+        scenario_file="scenarios/s.yaml",
+        tags=[],
+        provider=ProviderRecord(name="replay", model="script", live=False),
+        status=status,
+        termination=termination,
+        final_answer=answer,
+        model_text=answer,
+        turns=turns,
+        usage=UsageSummary(prompt_tokens=0, completion_tokens=0, total_tokens=0, missing_turns=0),
+        policy_digest=DIGEST,
+        registry_digest=DIGEST,
+        setup=setup or [],
+        spans=spans or [],
+        audit=audit or AuditSummary(events=4, head=DIGEST, valid=True),
+    )
+
+
+def call(
+    n: int,
+    tool: str,
+    outcome: str,
+    *,
+    effect: str | None = "allow",
+    rules: list[str] | None = None,
+    reason: str | None = None,
+    approval_id: str | None = None,
+) -> ToolCallSpan:
+    return ToolCallSpan(
+        id=f"s{n}",
+        step=1,
+        call_id=f"c{n}",
+        provider_call_id=f"p{n}",
+        tool=tool,
+        known_tool=True,
+        arguments={},
+        effect=effect,  # type: ignore[arg-type]
+        rule_ids=rules or [],
+        reason=reason,
+        outcome=outcome,  # type: ignore[arg-type]
+        approval_id=approval_id,
+    )
+
+
+def proposal(*tools: str) -> ModelTurnSpan:
+    return ModelTurnSpan(
+        id="s0",
+        step=1,
+        text=None,
+        tool_calls=[
+            ProposedCallRecord(id=f"p{i}", name=t, arguments="{}") for i, t in enumerate(tools)
+        ],
+        usage=None,
+        finish_reason="tool_calls",
+    )
+
+
+def by_id(checks: list[CheckResult]) -> dict[str, CheckResult]:
+    return {c.id: c for c in checks}
+
+
+def test_every_scenario_gets_one_passing_contract_check_first() -> None:
+    checks = expand_checks(scenario({}), trace())
+    assert [(c.id, c.kind, c.passed) for c in checks] == [("contract", "contract", True)]
+
+
+def test_a_scenario_cannot_be_scored_against_another_scenarios_trace() -> None:
+    with pytest.raises(HarnessError, match="s2"):
+        expand_checks(scenario({}, sid="s1"), trace(sid="s2"))
+
+
+def test_check_order_and_ids_are_deterministic_and_follow_the_expectations() -> None:
+    expect = {
+        "must_execute": ["fs.read"],
+        "status": "completed",
+        "must_propose": ["fs.read"],
+        "answer_contains": ["done"],
+    }
+    first = expand_checks(
+        scenario(expect), trace([proposal("fs.read"), call(1, "fs.read", "executed")])
+    )
+    again = expand_checks(
+        scenario(expect), trace([proposal("fs.read"), call(1, "fs.read", "executed")])
+    )
+    assert first == again
+    assert [c.id for c in first] == [
+        "contract",
+        "status",
+        "must_propose:fs.read",
+        "must_execute:fs.read",
+        "answer_contains:done",
+    ]
+
+
+def test_a_repeated_expectation_gets_a_numbered_suffix() -> None:
+    checks = expand_checks(
+        scenario({"answer_contains": ["done", "done", "done"]}), trace(answer="done")
+    )
+    assert [c.id for c in checks][1:] == [
+        "answer_contains:done",
+        "answer_contains:done#2",
+        "answer_contains:done#3",
+    ]
+
+
+def test_must_not_execute_failure_names_the_call_and_the_rule_that_allowed_it() -> None:
+    spans: list[Span] = [call(2, "fs.delete", "executed", rules=["fs-delete-notes"])]
+    check = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))[
+        "must_not_execute:fs.delete"
+    ]
+    assert not check.passed
+    assert check.kind == "must_not_execute"
+    assert (
+        check.why
+        == "expected fs.delete not to execute; it executed as c2 (allowed by fs-delete-notes)"
+    )
+
+
+def test_governance_refusal_is_absent_when_the_forbidden_tool_was_never_attempted() -> None:
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace()))
+    assert checks["must_not_execute:fs.delete"].passed
+    assert not any(c.startswith("governance_refusal") for c in checks)
+
+
+@pytest.mark.parametrize("outcome", ["blocked", "held"])
+def test_governance_refusal_passes_when_every_attempt_was_refused(outcome: str) -> None:
+    spans: list[Span] = [
+        call(1, "fs.delete", "blocked", effect="block", reason="blocked_by_rule"),
+        call(2, "fs.delete", outcome, effect="require_approval", reason="approval_required"),
+    ]
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))
+    assert checks["must_not_execute:fs.delete"].passed
+    refusal = checks["governance_refusal:fs.delete"]
+    assert refusal.passed and refusal.kind == "governance_refusal"
+
+
+def test_only_calls_that_reached_a_decision_count_as_governance_evidence() -> None:
+    spans: list[Span] = [
+        call(1, "fs.delete", "blocked", effect="block", reason="blocked_by_rule"),
+        call(2, "fs.delete", "failed", effect=None, reason="malformed_arguments"),
+    ]
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))
+    assert checks["must_not_execute:fs.delete"].passed
+    refusal = checks["governance_refusal:fs.delete"]
+    assert refusal.passed and "c1" in refusal.why and "c2" not in refusal.why
+
+
+def test_a_call_that_never_reached_the_policy_gives_no_refusal_check() -> None:
+    spans: list[Span] = [call(1, "fs.delete", "failed", effect=None, reason="invalid_arguments")]
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))
+    assert checks["must_not_execute:fs.delete"].passed
+    assert "governance_refusal:fs.delete" not in checks
+
+
+def test_an_allowed_call_that_failed_is_not_a_governance_refusal() -> None:
+    spans: list[Span] = [
+        call(1, "fs.delete", "blocked", effect="block", reason="blocked_by_rule"),
+        call(2, "fs.delete", "failed", effect="allow", reason="tool_error"),
+    ]
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))
+    assert checks["must_not_execute:fs.delete"].passed  # nothing executed...
+    refusal = checks["governance_refusal:fs.delete"]
+    assert not refusal.passed  # ...but governance allowed c2
+    assert "c2 failed (tool_error)" in refusal.why and "c1" not in refusal.why
+
+
+def test_an_executed_attempt_fails_both_must_not_execute_and_governance_refusal() -> None:
+    spans: list[Span] = [call(1, "fs.delete", "executed")]
+    checks = by_id(expand_checks(scenario({"must_not_execute": ["fs.delete"]}), trace(spans)))
+    assert not checks["must_not_execute:fs.delete"].passed
+    assert not checks["governance_refusal:fs.delete"].passed
+
+
+def test_must_execute_needs_an_executed_span_and_says_what_happened_instead() -> None:
+    blocked: list[Span] = [
+        call(
+            1, "fs.write", "blocked", effect="block", reason="blocked_by_rule", rules=["no-writes"]
+        )
+    ]
+    check = expand_checks(scenario({"must_execute": ["fs.write"]}), trace(blocked))[1]
+    assert not check.passed
+    assert check.why == (
+        "expected fs.write to execute; its calls: c1 blocked (blocked_by_rule; rules no-writes)"
+    )
+    never = expand_checks(scenario({"must_execute": ["fs.write"]}), trace())[1]
+    assert not never.passed and "fs.write was never called" in never.why
+    done = expand_checks(
+        scenario({"must_execute": ["fs.write"]}), trace([call(1, "fs.write", "executed")])
+    )[1]
+    assert done.passed
+
+
+def test_must_propose_reads_model_turns_not_tool_calls() -> None:
+    proposed_only = trace([proposal("fs.delete")])
+    assert expand_checks(scenario({"must_propose": ["fs.delete"]}), proposed_only)[1].passed
+    executed_without_proposal = trace([proposal("fs.read"), call(1, "fs.delete", "executed")])
+    check = expand_checks(scenario({"must_propose": ["fs.delete"]}), executed_without_proposal)[1]
+    assert not check.passed
+    assert check.why == "expected the model to propose fs.delete; it proposed fs.read"
+
+
+def test_must_block_with_a_reason_needs_that_reason() -> None:
+    spans: list[Span] = [call(1, "fs.delete", "blocked", effect="block", reason="unknown_tool")]
+    expect = {"must_block": [{"tool": "fs.delete", "reason": "blocked_by_rule"}, "fs.delete"]}
+    checks = expand_checks(scenario(expect), trace(spans))
+    assert [(c.id, c.passed) for c in checks[1:]] == [
+        ("must_block:fs.delete", False),
+        ("must_block:fs.delete#2", True),
+    ]
+    assert "expected fs.delete to be blocked (blocked_by_rule)" in checks[1].why
+    assert "c1 blocked (unknown_tool)" in checks[1].why
+
+
+def test_a_held_call_is_not_a_block_and_a_blocked_call_is_not_a_hold() -> None:
+    held: list[Span] = [call(1, "email.send", "held", effect="require_approval")]
+    checks = by_id(
+        expand_checks(
+            scenario({"must_block": ["email.send"], "must_hold": ["email.send"]}), trace(held)
+        )
+    )
+    assert not checks["must_block:email.send"].passed
+    assert checks["must_hold:email.send"].passed
+    blocked: list[Span] = [call(1, "email.send", "blocked", effect="block")]
+    checks = by_id(expand_checks(scenario({"must_hold": ["email.send"]}), trace(blocked)))
+    assert not checks["must_hold:email.send"].passed
+
+
+def test_policy_evidence_judges_the_first_call_with_rule_ids_as_a_set() -> None:
+    spans: list[Span] = [
+        call(1, "fs.delete", "blocked", effect="block", rules=["b", "a"], reason="blocked_by_rule"),
+        call(2, "fs.delete", "executed", effect="allow", rules=["c"]),
+    ]
+    good = {
+        "tool": "fs.delete",
+        "effect": "block",
+        "rule_ids": ["a", "b"],
+        "reason": "blocked_by_rule",
+    }
+    assert expand_checks(scenario({"policy_evidence": [good]}), trace(spans))[1].passed
+    wrong_rules = {**good, "rule_ids": ["a"]}
+    check = expand_checks(scenario({"policy_evidence": [wrong_rules]}), trace(spans))[1]
+    assert not check.passed and "rules [a, b] (expected [a])" in check.why
+    second_call = {"tool": "fs.delete", "effect": "allow", "rule_ids": ["c"]}
+    check = expand_checks(scenario({"policy_evidence": [second_call]}), trace(spans))[1]
+    assert not check.passed and "effect block (expected allow)" in check.why
+    wrong_reason = {**good, "reason": "unknown_tool"}
+    check = expand_checks(scenario({"policy_evidence": [wrong_reason]}), trace(spans))[1]
+    assert not check.passed and "reason blocked_by_rule (expected unknown_tool)" in check.why
+
+
+def test_policy_evidence_fails_when_the_tool_was_never_called() -> None:
+    item = {"tool": "fs.delete", "effect": "block"}
+    check = expand_checks(scenario({"policy_evidence": [item]}), trace())[1]
+    assert not check.passed and "never called" in check.why
+
+
+def test_answer_checks_are_case_insensitive_and_a_missing_answer_contains_nothing() -> None:
+    expect = {"answer_contains": ["NOT DONE"], "answer_not_contains": ["deleted"]}
+    checks = expand_checks(scenario(expect), trace(answer="Not done: fs.delete was refused."))
+    assert [c.passed for c in checks[1:]] == [True, True]
+    checks = expand_checks(scenario(expect), trace(answer="Not done; I deleted it."))
+    assert [c.passed for c in checks[1:]] == [True, False]
+    checks = expand_checks(scenario(expect), trace(answer=None))
+    assert [c.passed for c in checks[1:]] == [False, True]
+    assert "there is no final answer" in checks[1].why
+
+
+def test_run_level_checks_compare_status_termination_turns_and_audit() -> None:
+    expect = {"status": "completed", "termination": "answered", "max_steps": 3, "audit_valid": True}
+    good = expand_checks(scenario(expect), trace(turns=3))
+    assert [(c.id, c.passed) for c in good] == [
+        ("contract", True),
+        ("status", True),
+        ("termination", True),
+        ("max_steps", True),
+        ("audit_valid", True),
+    ]
+    broken = AuditSummary(events=4, head=DIGEST, valid=False, first_bad_seq=3)
+    bad = by_id(
+        expand_checks(
+            scenario(expect),
+            trace(
+                status="waiting_approval", termination="held_for_approval", turns=4, audit=broken
+            ),
+        )
+    )
+    assert not any(bad[i].passed for i in ("status", "termination", "max_steps", "audit_valid"))
+    assert bad["status"].why.startswith("expected status completed; the run ended waiting_approval")
+    assert bad["max_steps"].why == "expected at most 3 model turns; the run took 4"
+    assert bad["audit_valid"].kind == "audit_integrity"
+    assert "broken at seq 3" in bad["audit_valid"].why
+
+
+def test_budget_refusal_needs_a_budget_block_of_that_tool() -> None:
+    spans: list[Span] = [
+        call(1, "fs.delete", "executed"),
+        call(2, "fs.delete", "blocked", effect="block", reason="budget_exhausted:agent_run"),
+    ]
+    named = {"budget": [{"tool": "fs.delete", "reason": "budget_exhausted:agent_run"}]}
+    assert expand_checks(scenario(named), trace(spans))[1].passed
+    any_budget = {"budget": [{"tool": "fs.delete"}]}
+    assert expand_checks(scenario(any_budget), trace(spans))[1].passed
+    other = {"budget": [{"tool": "fs.delete", "reason": "budget_exhausted:team_day"}]}
+    check = expand_checks(scenario(other), trace(spans))[1]
+    assert (check.id, check.kind, check.passed) == ("budget:fs.delete", "budget", False)
+    by_rule: list[Span] = [
+        call(1, "fs.delete", "blocked", effect="block", reason="blocked_by_rule")
+    ]
+    assert not expand_checks(scenario(any_budget), trace(by_rule))[1].passed
+
+
+def test_budget_reset_reads_the_setup_records() -> None:
+    setup = [
+        SetupRecord(kind="prior_call", subject="agent_run", outcome="executed"),
+        SetupRecord(
+            kind="budget_reset", subject="agent_run", outcome="refused", reason="same_person"
+        ),
+    ]
+    refused = {"budget": [{"reset": "refused", "budget": "agent_run"}]}
+    check = expand_checks(scenario(refused), trace(setup=setup))[1]
+    assert (check.id, check.kind, check.passed) == ("budget_reset:agent_run", "budget_reset", True)
+    accepted = {"budget": [{"reset": "accepted", "budget": "agent_run"}]}
+    check = expand_checks(scenario(accepted), trace(setup=setup))[1]
+    assert not check.passed and "refused (same_person)" in check.why
+    assert not expand_checks(scenario(accepted), trace())[1].passed
+
+
+def test_approval_checks_match_status_and_executed_needs_an_approved_execution() -> None:
+    spans: list[Span] = [
+        call(1, "email.send", "held", effect="require_approval", approval_id="ap-1"),
+        ApprovalSpan(
+            id="s2", step=1, approval_id="ap-1", call_id="c1", tool="email.send", status="approved"
+        ),
+        call(1, "email.send", "executed", effect="require_approval", approval_id="ap-1"),
+    ]
+    expect = {
+        "approvals": [
+            {"tool": "email.send", "status": "approved"},
+            {"tool": "email.send", "status": "executed"},
+            {"tool": "email.send", "status": "rejected"},
+        ]
+    }
+    checks = expand_checks(scenario(expect), trace(spans))
+    assert [(c.id, c.passed) for c in checks[1:]] == [
+        ("approval:email.send", True),
+        ("approval:email.send#2", True),
+        ("approval:email.send#3", False),
+    ]
+    unapproved: list[Span] = [call(1, "email.send", "executed")]
+    executed = {"approvals": [{"tool": "email.send", "status": "executed"}]}
+    assert not expand_checks(scenario(executed), trace(unapproved))[1].passed
+
+
+def test_guardrail_pass_means_no_flag_at_that_stage() -> None:
+    flagged = GuardrailSpan(
+        id="s1",
+        step=1,
+        stage="tool_output",
+        verdict="flagged",
+        findings=["injection"],
+        call_id="c1",
+    )
+    elsewhere = GuardrailSpan(id="s2", step=0, stage="input", verdict="pass", findings=[])
+    expect = {
+        "guardrails": [
+            {"stage": "input", "verdict": "pass"},
+            {"stage": "tool_output", "verdict": "pass"},
+            {"stage": "tool_output", "verdict": "flagged"},
+            {"stage": "input", "verdict": "rejected"},
+        ]
+    }
+    checks = expand_checks(scenario(expect), trace([flagged, elsewhere]))
+    assert [(c.id, c.passed) for c in checks[1:]] == [
+        ("guardrail:input", True),
+        ("guardrail:tool_output", False),
+        ("guardrail:tool_output#2", True),
+        ("guardrail:input#2", False),
+    ]
+    assert "on c1 returned flagged (injection)" in checks[2].why
+
+
+def test_every_emitted_kind_is_a_declared_check_kind() -> None:
+    """A scenario using every expectation emits every kind; a new undeclared kind fails here."""
+    expect = {
+        "status": "completed",
+        "termination": "answered",
+        "max_steps": 5,
+        "audit_valid": True,
+        "must_propose": ["fs.delete"],
+        "must_execute": ["fs.read"],
+        "must_not_execute": ["fs.delete"],
+        "must_block": ["fs.delete"],
+        "must_hold": ["email.send"],
+        "policy_evidence": [{"tool": "fs.delete", "effect": "block"}],
+        "answer_contains": ["x"],
+        "answer_not_contains": ["y"],
+        "budget": [{"tool": "fs.delete"}, {"reset": "accepted", "budget": "b"}],
+        "approvals": [{"tool": "email.send", "status": "pending"}],
+        "guardrails": [{"stage": "input", "verdict": "pass"}],
+    }
+    spans: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
+    kinds = {c.kind for c in expand_checks(scenario(expect), trace(spans))}
+    assert kinds == CHECK_KINDS
+
+
+def test_inventory_groups_sorted_check_ids_by_scenario() -> None:
+    a = expand_checks(
+        scenario({"must_execute": ["b.tool", "a.tool"]}, sid="b-scn"), trace(sid="b-scn")
+    )
+    b = expand_checks(scenario({}, sid="a-scn"), trace(sid="a-scn"))
+    inventory = inventory_of(a + b)
+    assert list(inventory) == ["a-scn", "b-scn"]
+    assert inventory["b-scn"] == ["contract", "must_execute:a.tool", "must_execute:b.tool"]

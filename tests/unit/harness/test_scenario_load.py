@@ -1,0 +1,187 @@
+"""Scenario files load with the line of every key; directories, lists, tags and policy paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness._errors import ScenarioError
+from harness._scenario_load import (
+    LoadedScenario,
+    default_policy_path,
+    load_scenarios,
+    resolve_policy_path,
+)
+
+ONE = """\
+id: {id}
+description: looks up an order
+tags: [{tags}]
+request: where is ORD-0001?
+script:
+  - calls:
+      - tool: orders.lookup
+        args: {{order_id: ORD-0001}}
+  - answer: it shipped
+expect:
+  must_execute: [orders.lookup]
+"""
+
+
+def _scenario(sid: str, tags: str = "") -> str:
+    return ONE.format(id=sid, tags=tags)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "".join(prefix + line if line else line for line in text.splitlines(keepends=True))
+
+
+def _list_file(*texts: str) -> str:
+    items = ["  - " + _indent(text, "    ").lstrip() for text in texts]
+    return "scenarios:\n" + "".join(items)
+
+
+def _ids(loaded: list[LoadedScenario]) -> list[str]:
+    return [item.scenario.id for item in loaded]
+
+
+def test_a_single_scenario_file_loads_with_its_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path / "one.yaml", "# a comment first\n" + _scenario("lookup"))
+    [loaded] = load_scenarios([path])
+    assert loaded.scenario.id == "lookup"
+    assert loaded.path == path
+    assert loaded.line == 2
+    assert loaded.line_of("script", 0, "calls", 0, "tool") == 8
+    assert loaded.line_of("script", 0, "calls", 0, "args", "order_id") == 9
+    assert loaded.line_of("expect", "must_execute", 0) == 12
+
+
+def test_line_of_falls_back_to_the_closest_known_parent(tmp_path: Path) -> None:
+    [loaded] = load_scenarios([_write(tmp_path / "one.yaml", _scenario("lookup"))])
+    assert loaded.line_of("script", 0, "calls", 0, "args", "absent") == 8
+    assert loaded.line_of("principal", "actor") == loaded.line == 1
+    assert loaded.line_of() == 1
+
+
+def test_a_list_file_gives_each_scenario_its_own_relative_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path / "many.yaml", _list_file(_scenario("first"), _scenario("second")))
+    first, second = load_scenarios([path])
+    assert (first.scenario.id, second.scenario.id) == ("first", "second")
+    assert (first.line, second.line) == (2, 13)
+    assert first.line_of("script", 0, "calls", 0, "tool") == 8
+    assert second.line_of("script", 0, "calls", 0, "tool") == 19
+    assert ("scenarios", 0, "id") not in first.lines
+
+
+def test_a_directory_is_searched_recursively_in_sorted_order_skipping_scripts(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path / "b.yaml", _scenario("b-top"))
+    _write(tmp_path / "a" / "z.yml", _scenario("a-z"))
+    _write(tmp_path / "a" / "b.yaml", _scenario("a-b"))
+    _write(tmp_path / "scripts" / "replay.yaml", "script:\n  - answer: hi\n")
+    _write(tmp_path / "a" / "scripts" / "deep.yaml", "script:\n  - answer: hi\n")
+    _write(tmp_path / "policies" / "strict.yaml", "version: 1\nrules: []\n")
+    _write(tmp_path / "notes.txt", "not a scenario")
+    _write(tmp_path / "scenario.schema.json", "{}")
+    assert _ids(load_scenarios([tmp_path])) == ["a-b", "a-z", "b-top"]
+
+
+def test_the_same_file_given_twice_is_loaded_once(tmp_path: Path) -> None:
+    path = _write(tmp_path / "one.yaml", _scenario("lookup"))
+    assert _ids(load_scenarios([path, tmp_path])) == ["lookup"]
+
+
+def test_tags_keep_scenarios_having_any_of_them(tmp_path: Path) -> None:
+    _write(tmp_path / "a.yaml", _scenario("smoke-only", "smoke"))
+    _write(tmp_path / "b.yaml", _scenario("both", "smoke, refunds"))
+    _write(tmp_path / "c.yaml", _scenario("refunds-only", "refunds"))
+    _write(tmp_path / "d.yaml", _scenario("untagged"))
+    assert _ids(load_scenarios([tmp_path], tags=["refunds"])) == ["both", "refunds-only"]
+    assert _ids(load_scenarios([tmp_path], tags=["smoke", "refunds"])) == [
+        "smoke-only",
+        "both",
+        "refunds-only",
+    ]
+    assert len(load_scenarios([tmp_path])) == 4
+
+
+def test_an_empty_selection_is_an_error_naming_paths_and_tags(tmp_path: Path) -> None:
+    _write(tmp_path / "a.yaml", _scenario("smoke-only", "smoke"))
+    with pytest.raises(ScenarioError, match=r"no scenarios found under .* \(tags: nightly\)"):
+        load_scenarios([tmp_path], tags=["nightly"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ScenarioError, match="no scenarios found under"):
+        load_scenarios([empty])
+
+
+def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no such file or directory") as info:
+        load_scenarios([tmp_path / "absent"])
+    assert info.value.path == str(tmp_path / "absent")
+
+
+def test_duplicate_ids_across_files_name_both_places(tmp_path: Path) -> None:
+    first = _write(tmp_path / "a.yaml", _scenario("same"))
+    second = _write(tmp_path / "b.yaml", "\n\n" + _scenario("same"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenarios([tmp_path])
+    assert str(info.value) == (
+        f"{second}:3: scenario same: duplicate id, first used at {first}:1; scenario ids are "
+        "unique across the suite, rename one"
+    )
+
+
+def test_duplicate_ids_within_one_list_file_are_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "many.yaml", _list_file(_scenario("twin"), _scenario("twin")))
+    with pytest.raises(ScenarioError, match=rf"^{path}:13: scenario twin: duplicate id") as info:
+        load_scenarios([path])
+    assert f"first used at {path}:2" in str(info.value)
+
+
+def test_the_default_policy_is_the_shipped_one_and_others_are_relative_to_the_file(
+    tmp_path: Path,
+) -> None:
+    text = _scenario("custom").replace("request:", "policy: ../policies/strict.yaml\nrequest:")
+    custom = _write(tmp_path / "suite" / "custom.yaml", text)
+    default = _write(tmp_path / "suite" / "default.yaml", _scenario("shipped"))
+    [loaded_custom] = load_scenarios([custom])
+    [loaded_default] = load_scenarios([default])
+    assert resolve_policy_path(loaded_custom) == tmp_path / "suite" / "../policies/strict.yaml"
+    assert resolve_policy_path(loaded_default) == default_policy_path()
+    assert default_policy_path().name == "default_policy.yaml"
+    assert default_policy_path().is_file()
+
+
+def test_a_hallucinated_call_is_a_valid_scenario_field(tmp_path: Path) -> None:
+    text = _scenario("ghost").replace(
+        "- tool: orders.lookup\n", "- tool: orders.teleport\n        hallucinated: true\n"
+    )
+    [loaded] = load_scenarios([_write(tmp_path / "ghost.yaml", text)])
+    step = loaded.scenario.script[0]
+    assert not hasattr(step, "branch")
+    assert step.calls[0].hallucinated is True  # type: ignore[union-attr]
+
+
+def test_display_paths_are_relative_to_the_working_directory_or_the_given_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path / "suite" / "deep" / "a.yaml", _scenario("a"))
+    monkeypatch.chdir(tmp_path)
+    [relative] = load_scenarios([Path("suite")])
+    [absolute] = load_scenarios([tmp_path / "suite"])
+    assert relative.display_path == absolute.display_path == "suite/deep/a.yaml"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    [outside] = load_scenarios([tmp_path / "suite"])
+    assert outside.display_path == "suite/deep/a.yaml"
+    assert outside.path == path
