@@ -28,6 +28,7 @@ test: lint types unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/firewall_call.py
+	$(BIN)/python benchmarks/suite_run.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -46,6 +46,7 @@ class ToolDescriptor:
     reversible: bool
     external_side_effect: bool
     idempotent: bool
+    quarantine: str | None = None  # a reason code: the tool is listed but must not run
 
     @property
     def namespace(self) -> str:
@@ -71,6 +72,7 @@ class ToolDescriptor:
             "reversible": self.reversible,
             "external_side_effect": self.external_side_effect,
             "idempotent": self.idempotent,
+            "quarantine": self.quarantine,
         }
 
 

@@ -155,6 +155,16 @@ class Firewall:
         """The policy decision for `call`, without recording or executing anything."""
         descriptor = self._registry.get(call.tool)
         registry_digest = self._registry.digest
+        if descriptor is not None and descriptor.quarantine:
+            # e.g. an MCP tool whose definition changed since it was pinned: no rule can allow it.
+            return Decision(
+                effect="block",
+                rule_ids=(),
+                reason=descriptor.quarantine,
+                policy_digest="",
+                registry_digest=registry_digest,
+                message=f"{call.tool} is quarantined ({descriptor.quarantine}); nothing was executed",
+            )
         try:
             policy = self._policy.current()
         except PolicyError as exc:

@@ -232,3 +232,22 @@ def test_audited_arguments_are_redacted_but_provable(audit: AuditLog) -> None:
     requested = audit.events("run-1")[0]
     assert "abcdefghijklmnopqrstuvwxyz0123456789" not in str(requested.data)
     assert requested.data["arguments_digest"] == audit.digest_arguments(call.arguments)
+
+
+def test_a_quarantined_tool_is_blocked_whatever_the_policy_says(audit: AuditLog) -> None:
+    import dataclasses
+
+    class Quarantined(CountingSource):
+        def list_tools(self) -> list[ToolDescriptor]:
+            return [
+                dataclasses.replace(d, quarantine="tool_definition_changed")
+                if d.name == "demo.read"
+                else d
+                for d in super().list_tools()
+            ]
+
+    source = Quarantined()
+    fw, _ = _firewall(source, audit)
+    result = fw.call(_call("demo.read", path="a"))
+    assert (result.outcome, result.reason) == ("blocked", "tool_definition_changed")
+    assert source.executed == []
