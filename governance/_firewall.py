@@ -163,7 +163,7 @@ class Firewall:
                 reason=descriptor.quarantine,
                 policy_digest="",
                 registry_digest=registry_digest,
-                message=f"{call.tool} is quarantined ({descriptor.quarantine}); nothing was executed",
+                message=f"{call.tool} is quarantined ({descriptor.quarantine}); nothing executed",
             )
         try:
             policy = self._policy.current()
@@ -264,7 +264,10 @@ class Firewall:
                 reason=decision.reason,
                 decision=decision,
             )
-        assert descriptor is not None  # decide() never lets an unknown tool past here
+        if descriptor is None:
+            # An unknown name never executes. With `unknown_tool: require_approval` it is
+            # parked for a human to see; resuming it re-decides and blocks (no source exists).
+            return self._hold(call, None, decision)
         # A hold only checks the budgets (asking a human is pointless if they are used up);
         # an allowed call reserves its slots atomically.
         gate = self._budget_gate(call, descriptor, decision, reserve=decision.effect == "allow")
@@ -276,7 +279,9 @@ class Firewall:
 
     # -- approvals --------------------------------------------------------------------------
 
-    def _hold(self, call: ToolCall, descriptor: ToolDescriptor, decision: Decision) -> ToolResult:
+    def _hold(
+        self, call: ToolCall, descriptor: ToolDescriptor | None, decision: Decision
+    ) -> ToolResult:
         if self._approvals is None:
             self._record(call, "approval.required", {"rule_ids": list(decision.rule_ids)})
             return self._refusal(call, decision, "held", decision.reason, _HELD_MESSAGE)
@@ -291,7 +296,7 @@ class Firewall:
                 policy_digest=decision.policy_digest,
                 rule_ids=decision.rule_ids,
                 reason=decision.reason,
-                risk=descriptor.risk,
+                risk=descriptor.risk if descriptor else "critical",
             )
         except (ApprovalStoreError, ValueError) as exc:
             # Nowhere to park the call, so nobody can approve it: fail closed.
@@ -466,7 +471,11 @@ class Firewall:
                 approval_id=approval_id,
             )
         descriptor = self._registry.get(call.tool)
-        assert descriptor is not None  # decide() blocks unknown tools
+        if descriptor is None:  # approved or not, an unregistered name has nothing to execute
+            self._record(
+                call, "approval.refused", {"approval_id": approval_id, "reason": "unknown_tool"}
+            )
+            return self._approval_refusal(call, approval_id, "unknown_tool", None)
         reservation = self._budget_gate(execute, descriptor, decision, reserve=True)
         if isinstance(reservation, ToolResult):
             return replace(reservation, approval_id=approval_id)

@@ -229,3 +229,20 @@ def test_a_pending_request_resumes_as_still_held(gateway: Gateway) -> None:
     result = gateway.firewall.resume_held(approval_id, call)
     assert (result.outcome, result.reason) == ("held", "approval_pending")
     assert outbox_rows(gateway.workspace) == []
+
+
+def test_an_unknown_tool_under_require_approval_is_parked_and_never_executes(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "hold-unknown.yaml"
+    policy.write_text(POLICY.replace("unknown_tool: block", "unknown_tool: require_approval"))
+    with Gateway(state_dir=tmp_path / "s2", policy_path=policy, clock=clock) as gw:
+        ghost = ToolCall("c1", "shell.exec", {"cmd": "rm -rf /"}, "run-1", ANN)
+        held = gw.firewall.call(ghost)
+        assert (held.outcome, held.reason) == ("held", "unknown_tool")
+        assert held.approval_id is not None
+        assert gw.approvals.get(held.approval_id).risk == "critical"
+        gw.firewall.approve(held.approval_id, "bob")
+        result = gw.firewall.resume_held(held.approval_id, ghost)
+        assert (result.outcome, result.reason) == ("blocked", "unknown_tool")
+        assert "execution.started" not in [e.kind for e in gw.audit.events("run-1")]
