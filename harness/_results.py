@@ -84,6 +84,7 @@ class SuiteResult:
     baseline_metrics: Mapping[str, MetricResult] | None = None
     gate: GateResult | None = None
     scenario_files: Mapping[str, str] = field(default_factory=dict)
+    fail_on_drift: bool = False  # drift counts as a regression (`--fail-on-drift`)
 
     @property
     def live(self) -> bool:

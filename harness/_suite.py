@@ -98,12 +98,18 @@ def assemble(
     baseline: Baseline | None = None,
     baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> SuiteResult:
-    """Score the traces and, with a baseline, gate them."""
+    """Score the traces and, with a baseline, gate them.
+
+    The gated rates cover only the scenarios the baseline knows: a new scenario's failing check
+    is a failed check (exit 1), not a regression, since the baseline never had it passing. A new
+    failing expectation in a known scenario does lower a gated rate (exit 2): it is strict.
+    """
     checks, metrics = score(scenarios, traces)
     gate_result = None
     if baseline is not None:
+        known = set(baseline.scenarios)
         gate_result = gate(
-            metrics,
+            compute_metrics(c for c in checks if c.scenario_id in known),
             inventory_of(checks),
             {t.scenario_id: t.digest for t in traces},
             baseline,

@@ -3,6 +3,7 @@ printing and writing a scored suite, and the exit code."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -24,17 +25,24 @@ def baseline_from_file(path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]
 
 
 def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]:
-    """The baseline as committed on `ref` (e.g. origin/main): a PR cannot gate itself."""
-    rel = path.as_posix()
-    text = _git("show", f"{ref}:{rel}")
+    """The baseline as committed on `ref` (e.g. origin/main): a PR cannot gate itself.
+
+    git runs in the baseline's directory and reads `REF:./<name>`, so `path` means what it means
+    for every other option (relative to the current directory, or absolute) and works from a
+    subdirectory; without that directory in the work tree, `path` is taken from the repo root.
+    """
+    where = path.parent if path.parent.is_dir() else None
+    base = "./" if where is not None else f"{path.parent.as_posix()}/"
+    shown = f"{ref}:{path.as_posix()}"
+    text = _git(where, "show", f"{ref}:{base}{path.name}")
     if text is None:
-        raise click.BadParameter(f"{rel} does not exist on {ref}", param_hint="--baseline-ref")
-    baseline = load_baseline_text(text, f"{ref}:{rel}")
+        raise click.BadParameter(f"{shown} does not exist", param_hint="--baseline-ref")
+    baseline = load_baseline_text(text, shown)
     traces: dict[str, dict[str, Any]] = {}
-    listing = _git("ls-tree", "--name-only", f"{ref}:{(path.parent / 'traces').as_posix()}")
+    listing = _git(where, "ls-tree", "--name-only", f"{ref}:{base}traces")
     for name in (listing or "").split():
         if name.endswith(".json"):
-            raw = _git("show", f"{ref}:{(path.parent / 'traces' / name).as_posix()}")
+            raw = _git(where, "show", f"{ref}:{base}traces/{name}")
             if raw is not None:
                 try:
                     traces[name[: -len(".json")]] = json.loads(raw)
@@ -43,13 +51,17 @@ def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[st
     return baseline, traces
 
 
-def _git(*args: str) -> str | None:
-    done = subprocess.run(["git", *args], capture_output=True, text=True, check=False, timeout=60)
+def _git(cwd: Path | None, *args: str) -> str | None:
+    done = subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=False, timeout=60, cwd=cwd
+    )
     return done.stdout if done.returncode == 0 else None
 
 
 def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool) -> int:
     """Print the terminal report, write the artifacts, return the exit code."""
+    # The reports state the exit code too: they must count drift exactly as the exit code does.
+    result = dataclasses.replace(result, fail_on_drift=fail_on_drift)
     click.echo(render_terminal(result))
     if report_dir is not None:
         written = write_reports(result, report_dir)

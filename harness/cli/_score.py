@@ -23,10 +23,14 @@ def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
     report = report_dir / "report.json"
     if not report.is_file():
         raise click.BadParameter(f"{report} is missing: not a report directory", param_hint="RUN")
-    data = json.loads(report.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        entries = [str(entry["trace"]) for entry in data.get("scenarios", [])]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise click.BadParameter(f"{report} is not a Proctor report ({exc})", param_hint="RUN")
     traces = []
-    for entry in data.get("scenarios", []):
-        path = report_dir / entry["trace"]
+    for entry in entries:
+        path = report_dir / entry
         try:
             traces.append(Trace.model_validate_json(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:

@@ -36,7 +36,8 @@ def escape_char(char: str) -> str:
 
 def exit_code(result: SuiteResult) -> int:
     """The eval exit code this result stands for: regressed (2) > check failed (1) > clean (0)."""
-    if result.gate is not None and result.gate.regressed:
+    gate = result.gate
+    if gate is not None and (gate.regressed or (result.fail_on_drift and gate.drift)):
         return _exit_codes.REGRESSED
     if result.failed_checks:
         return _exit_codes.CHECK_FAILED
