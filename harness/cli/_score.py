@@ -27,7 +27,8 @@ def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
         data = json.loads(report.read_text(encoding="utf-8"))
         entries = [str(entry["trace"]) for entry in data.get("scenarios", [])]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise click.BadParameter(f"{report} is not a Proctor report ({exc})", "RUN") from None
+        problem = f"{report} is not a Proctor report ({exc})"
+        raise click.BadParameter(problem, param_hint="RUN") from None
     traces = []
     for entry in entries:
         path = report_dir / entry
