@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from governance._approvals import ApprovalStore
 from governance._audit import AuditLog
@@ -19,15 +20,25 @@ from governance._budgets import BudgetStore
 from governance._clock import Clock, SystemClock
 from governance._contracts import ToolSource
 from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall
+from governance._mcp_config import load_mcp_config
+from governance._mcp_pins import load_pins
 from governance._policy_load import PolicyFile
 from governance._registry import ToolRegistry
 from governance.tools import builtin_tools
+
+if TYPE_CHECKING:
+    from governance._mcp_source import McpToolSource
 
 DEFAULT_STATE_DIR = Path(".proctor")
 
 
 class Gateway:
-    """Opens every store, reconciles approvals left by dead processes, then builds the firewall."""
+    """Opens every store, reconciles approvals left by dead processes, then builds the firewall.
+
+    With `mcp_config`, the MCP servers it names are started and their tools registered beside
+    the local ones (pins from `<config stem>.lock.json`); a server that fails to start is
+    skipped and reported in `mcp_sources[i].status`. `close()` stops them.
+    """
 
     def __init__(
         self,
@@ -40,11 +51,16 @@ class Gateway:
         approval_ttl_seconds: float = 300.0,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         audit_key_from_env: bool = True,
+        mcp_config: Path | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
         state_dir.mkdir(parents=True, exist_ok=True)
         self.policy = PolicyFile(policy_path)  # a malformed policy refuses to start here
+        # A malformed MCP config or pin file refuses to start too; a server that fails is skipped.
+        mcp = load_mcp_config(mcp_config) if mcp_config is not None else None
+        mcp_pins = load_pins(mcp.lock_path) if mcp is not None else None
+        self.mcp_sources: list[McpToolSource] = []
         audit_path = state_dir / "audit.sqlite"
         self.audit = (
             AuditLog.from_env(audit_path, clock=self.clock)
@@ -61,7 +77,17 @@ class Gateway:
         self.reconciled = self.approvals.reconcile()
         all_sources: list[ToolSource] = [builtin_tools(self.workspace)] if builtin else []
         all_sources.extend(sources)
-        self.registry = ToolRegistry(all_sources)
+        if mcp is not None:
+            # Imported here: the MCP SDK costs half a second, and most gateways never need it.
+            from governance._mcp_source import open_mcp_sources
+
+            self.mcp_sources = open_mcp_sources(mcp, mcp_pins)
+            all_sources.extend(self.mcp_sources)
+        try:
+            self.registry = ToolRegistry(all_sources)
+        except BaseException:
+            self.close()
+            raise
         self.firewall = Firewall(
             self.registry,
             self.policy,
@@ -76,6 +102,8 @@ class Gateway:
         return self.state_dir / "workspace"
 
     def close(self) -> None:
+        for source in self.mcp_sources:
+            source.close()
         self.budgets.close()
         self.approvals.close()
         self.audit.close()

@@ -10,9 +10,11 @@ from harness.cli import (
     _budgets,  # noqa: F401
     _check,  # noqa: F401
     _demo,  # noqa: F401
+    _mcp,  # noqa: F401
     _policy,  # noqa: F401
     _run,  # noqa: F401
     _score,  # noqa: F401
+    _serve,  # noqa: F401
     _smoke,  # noqa: F401
     _stub,  # noqa: F401
 )

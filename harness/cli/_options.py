@@ -18,8 +18,27 @@ def shipped_policy_path() -> Path:
     return Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 
 
+MCP_CONFIG_META = "proctor.mcp_config"
+
+
+def _remember_mcp_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    # Kept on the context rather than passed as a parameter, so every command that opens a
+    # gateway gets MCP servers without each one growing an `mcp_config` argument.
+    ctx.meta[MCP_CONFIG_META] = value
+
+
 def gateway_options(func: F) -> F:
-    """`--state-dir` and `--policy`, with env fallbacks, on any command that governs calls."""
+    """`--state-dir`, `--policy` and `--mcp-config`, with env fallbacks, on governing commands."""
+    func = click.option(
+        "--mcp-config",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="PROCTOR_MCP_CONFIG",
+        default=None,
+        expose_value=False,
+        callback=_remember_mcp_config,
+        help="MCP servers file: their tools are governed like local ones "
+        "[env PROCTOR_MCP_CONFIG; default: none].",
+    )(func)
     func = click.option(
         "--policy",
         "policy_path",
@@ -40,8 +59,18 @@ def gateway_options(func: F) -> F:
     return func
 
 
-def open_gateway(state_dir: Path, policy_path: Path | None) -> Gateway:
-    return Gateway(state_dir=state_dir, policy_path=policy_path or shipped_policy_path())
+def open_gateway(
+    state_dir: Path, policy_path: Path | None, mcp_config: Path | None = None
+) -> Gateway:
+    """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config."""
+    if mcp_config is None:
+        ctx = click.get_current_context(silent=True)
+        mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
+    return Gateway(
+        state_dir=state_dir,
+        policy_path=policy_path or shipped_policy_path(),
+        mcp_config=mcp_config,
+    )
 
 
 DEFAULT_SCENARIOS = Path("scenarios")
