@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from governance._approvals import (
     ApprovalConflict,
     ApprovalError,
@@ -52,13 +55,46 @@ from governance._errors import (
 from governance._firewall import EditRefused, Firewall, LifecycleEvent, StaticPolicy
 from governance._gateway import Gateway
 from governance._local_tools import LocalTool, LocalToolSource, ToolExecutionError, local_tool
+from governance._mcp_config import McpConfig, McpConfigError, load_mcp_config
+from governance._mcp_pins import McpLockError, PinSet, load_pins, write_pins
+from governance._mcp_text import neutralise_description
 from governance._policy_eval import Explanation, Policy, evaluate, explain
 from governance._policy_load import PolicyFile, load_policy, parse_policy
 from governance._policy_model import policy_json_schema
 from governance._redaction import REDACTED, redact
 from governance._registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from governance._mcp_server import build_mcp_server
+    from governance._mcp_source import McpToolSource, open_mcp_sources
+
+# The MCP SDK costs ~0.5 s to import: these load it on first use, not on `import governance`.
+_LAZY = {
+    "McpToolSource": "governance._mcp_source",
+    "open_mcp_sources": "governance._mcp_source",
+    "build_mcp_server": "governance._mcp_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'governance' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = [
+    "McpConfig",
+    "McpConfigError",
+    "McpLockError",
+    "McpToolSource",
+    "PinSet",
+    "build_mcp_server",
+    "load_mcp_config",
+    "load_pins",
+    "neutralise_description",
+    "open_mcp_sources",
+    "write_pins",
     "REDACTED",
     "ApprovalConflict",
     "ApprovalError",

@@ -9,11 +9,13 @@ GOVERNANCE_API = """
     ApprovalStore ApprovalStoreError AuditEvent AuditLog AuditWriteError Budget BudgetDenial
     BudgetReservation BudgetReset BudgetResetRefused BudgetStatus BudgetStore BudgetStoreError
     ChainVerdict Clock ConfigError Decision EditRefused Effect Explanation Firewall Gateway
-    GovernanceError Impact LifecycleEvent LocalTool LocalToolSource ManualClock Outcome Policy
-    PolicyContext PolicyError PolicyFile Principal REDACTED RegistryError Risk RunUsage
-    SelfApprovalError StaticPolicy SystemClock ToolCall ToolDescriptor ToolExecutionError
-    ToolInputError ToolRegistry ToolResult ToolSource canonical_json digest effective_impact
-    evaluate explain keyed_digest load_policy local_tool parse_policy policy_json_schema redact
+    GovernanceError Impact LifecycleEvent LocalTool LocalToolSource ManualClock McpConfig
+    McpConfigError McpLockError McpToolSource Outcome PinSet Policy PolicyContext PolicyError
+    PolicyFile Principal REDACTED RegistryError Risk RunUsage SelfApprovalError StaticPolicy
+    SystemClock ToolCall ToolDescriptor ToolExecutionError ToolInputError ToolRegistry
+    ToolResult ToolSource build_mcp_server canonical_json digest effective_impact evaluate
+    explain keyed_digest load_mcp_config load_pins load_policy local_tool
+    neutralise_description open_mcp_sources parse_policy policy_json_schema redact write_pins
 """.split()
 
 
@@ -25,3 +27,12 @@ def test_every_exported_name_exists() -> None:
     for module in (governance, governance.tools, harness.cli):
         missing = [name for name in module.__all__ if not hasattr(module, name)]
         assert missing == [], f"{module.__name__} exports names it does not define: {missing}"
+
+
+def test_importing_governance_does_not_load_the_mcp_sdk() -> None:
+    import subprocess
+    import sys
+
+    probe = "import governance, sys; print('mcp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
