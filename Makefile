@@ -29,6 +29,7 @@ test: lint types unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/firewall_call.py
 	$(BIN)/python benchmarks/suite_run.py
+	$(BIN)/python benchmarks/mcp_overhead.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
