@@ -27,7 +27,12 @@ servers:
     command: python
     args: ["-m", "stubs.mcp_demo"]
     tools:
-      echo: {action_type: read, risk: low, reversible: true, external_side_effect: false, idempotent: true}
+      echo:
+        action_type: read
+        risk: low
+        reversible: true
+        external_side_effect: false
+        idempotent: true
 """
 POLICY = """\
 version: 1
@@ -64,13 +69,14 @@ def main() -> None:
                 assert result.outcome == "executed", result
     d, g = statistics.median(direct), statistics.median(governed)
     print(f"calls: {args.calls}")
-    print(
-        f"direct MCP call:   median {d:.2f} ms, p95 {sorted(direct)[int(len(direct) * 0.95)]:.2f} ms"
-    )
-    print(
-        f"governed MCP call: median {g:.2f} ms, p95 {sorted(governed)[int(len(governed) * 0.95)]:.2f} ms"
-    )
+    print(f"direct MCP call:   median {d:.2f} ms, p95 {_p95(direct):.2f} ms")
+    print(f"governed MCP call: median {g:.2f} ms, p95 {_p95(governed):.2f} ms")
     print(f"overhead: median {g - d:.2f} ms per call")
+
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(len(values) * 0.95)]
 
 
 if __name__ == "__main__":
