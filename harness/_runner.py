@@ -24,7 +24,7 @@ from governance._firewall import EditRefused
 from governance._gateway import Gateway
 from harness._loop import AgentLoop, RunState
 from harness._scenario import Review, Scenario
-from harness._scenario_load import LoadedScenario, resolve_policy_path
+from harness._scenario_load import LoadedScenario, resolve_mcp_config, resolve_policy_path
 from harness._spans import ApprovalSpan
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
 from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
@@ -57,6 +57,7 @@ def run_scenario(loaded: LoadedScenario, *, run_id: str, provider: ProviderChoic
             policy_path=resolve_policy_path(loaded),
             clock=clock,
             audit_key_from_env=False,
+            mcp_config=resolve_mcp_config(loaded),
         ) as gateway:
             setup = _setup(gateway, scenario)
             live = provider.build(scenario)

@@ -172,6 +172,11 @@ class Scenario(_Model):
         description="`default` (the shipped policy) or a path relative to the scenario file.",
     )
     tools: Literal["builtin"] = Field(default="builtin", description="The tool set the run uses.")
+    mcp_config: str | None = Field(
+        default=None,
+        description="An MCP servers file (relative to the scenario file) whose tools are "
+        "registered beside the built-in ones, as `mcp.<server>.<tool>`.",
+    )
     max_steps: int = Field(default=8, ge=1, le=50)
     setup: Setup = Field(default_factory=Setup)
     script: list[ScriptStep] = Field(min_length=1, description="The replay provider's script.")

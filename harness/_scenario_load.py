@@ -28,7 +28,7 @@ from harness._scenario import Scenario, ScenarioFile
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.schema.json"
 # Replay scripts for `proctor ask` and the policies scenarios name live beside scenarios.
-SKIPPED_DIRS = frozenset({"scripts", "policies"})
+SKIPPED_DIRS = frozenset({"scripts", "policies", "servers"})
 _SUFFIXES = (".yaml", ".yml")
 _LABEL = re.compile(r"^function-\w+\[.*, (\w+)\]$")
 
@@ -59,6 +59,12 @@ class LoadedScenario:
             if line is not None:
                 return line
         return self.line
+
+
+def resolve_mcp_config(loaded: LoadedScenario) -> Path | None:
+    """The scenario's MCP servers file, resolved against the scenario file, or None."""
+    config = loaded.scenario.mcp_config
+    return None if config is None else (loaded.path.parent / config).resolve()
 
 
 def resolve_policy_path(loaded: LoadedScenario) -> Path:

@@ -14,7 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from governance import Policy, SystemClock, ToolRegistry, load_policy
+from governance import (
+    Policy,
+    SystemClock,
+    ToolRegistry,
+    load_mcp_config,
+    load_policy,
+    open_mcp_sources,
+)
 from governance.tools import builtin_tools
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
@@ -25,7 +32,12 @@ from harness._gate import gate
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._runner import ProviderChoice, run_suite
-from harness._scenario_load import LoadedScenario, load_scenarios, resolve_policy_path
+from harness._scenario_load import (
+    LoadedScenario,
+    load_scenarios,
+    resolve_mcp_config,
+    resolve_policy_path,
+)
 from harness._trace import Trace
 
 
@@ -33,6 +45,27 @@ def new_run_id() -> str:
     """The suite run's id: the one field of a trace that varies between runs."""
     stamp = SystemClock().now().strftime("%Y%m%dT%H%M%SZ")
     return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+def registry_for(loaded: LoadedScenario) -> ToolRegistry:
+    """The tool surface a scenario runs with: built-in tools, plus its MCP servers' tools."""
+    config = resolve_mcp_config(loaded)
+    return builtin_registry() if config is None else mcp_registry(config)
+
+
+@cache
+def mcp_registry(config: Path) -> ToolRegistry:
+    """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
+    with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
+        registry = ToolRegistry([builtin_tools(Path(scratch))])
+    sources = open_mcp_sources(load_mcp_config(config))
+    try:
+        for source in sources:
+            registry.add_source(source)
+    finally:
+        for source in sources:
+            source.close()
+    return registry
 
 
 @cache
@@ -53,9 +86,7 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
             policies[path] = load_policy(path)
         return policies[path]
 
-    violations = check_contract(
-        loaded, registry_for=lambda _: builtin_registry(), policy_for=policy_for
-    )
+    violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
     if violations:
         raise ContractBroken(violations)
     return loaded

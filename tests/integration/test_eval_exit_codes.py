@@ -47,6 +47,9 @@ SMALL_IDS = sorted(sid for ids in SMALL_SUITE.values() for sid in ids)
 def build_small_suite(root: Path) -> None:
     """scenarios/ (policies/ and scripts/ included) cut down to SMALL_SUITE, and its baseline."""
     shutil.copytree(REPO / "scenarios", root / "scenarios")
+    for family in sorted((root / "scenarios").iterdir()):
+        if family.is_dir() and family.name not in ("policies", "scripts"):
+            shutil.rmtree(family)  # e.g. scenarios/mcp/: not part of the small suite
     for path in sorted((root / "scenarios").glob("*.yaml")):
         keep = SMALL_SUITE.get(path.name)
         if keep is None:
