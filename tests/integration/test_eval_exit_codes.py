@@ -13,7 +13,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -21,64 +20,12 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from governance import ManualClock
 from harness._baseline import (
-    build_baseline,
-    failing_checks,
     load_baseline,
-    write_baseline,
-    write_baseline_traces,
 )
-from harness._runner import ProviderChoice
-from harness._suite import load_checked_suite, run_checked_suite, score
+from tests.small_suite import REPO, SHIPPED_POLICY, build_small_suite
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
-SMALL_SUITE = {
-    "blocks.yaml": ["block-delete-by-rule", "block-unknown-tool"],
-    "budgets.yaml": ["budget-run-limit-stops-a-loop"],
-    "reads.yaml": ["read-order-lookup", "read-two-tools-then-ticket"],
-}
-SMALL_IDS = sorted(sid for ids in SMALL_SUITE.values() for sid in ids)
-
-
-def build_small_suite(root: Path) -> None:
-    """scenarios/ (policies/ and scripts/ included) cut down to SMALL_SUITE, and its baseline."""
-    shutil.copytree(REPO / "scenarios", root / "scenarios")
-    for family in sorted((root / "scenarios").iterdir()):
-        if family.is_dir() and family.name not in ("policies", "scripts"):
-            shutil.rmtree(family)  # e.g. scenarios/mcp/: not part of the small suite
-    for path in sorted((root / "scenarios").glob("*.yaml")):
-        keep = SMALL_SUITE.get(path.name)
-        if keep is None:
-            path.unlink()
-            continue
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        data["scenarios"] = [s for s in data["scenarios"] if s["id"] in keep]
-        assert [s["id"] for s in data["scenarios"]] == keep
-        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        scenarios = load_checked_suite([Path("scenarios")])
-        run = run_checked_suite(scenarios, provider=ProviderChoice(), run_id="run-fixture")
-        checks, metrics = score(scenarios, run.traces)
-        assert not failing_checks(checks)
-        baseline = build_baseline(
-            checks,
-            metrics,
-            run.traces,
-            reason="the small suite",
-            clock=ManualClock(),
-            previous=None,
-            allow_regression=False,
-        )
-        write_baseline(baseline, Path("baselines/baseline.json"))
-        write_baseline_traces(run.traces, Path("baselines/traces"))
-    shipped = load_baseline(REPO / "baselines" / "baseline.json")
-    for sid in SMALL_IDS:
-        assert baseline.scenarios[sid].checks == shipped.scenarios[sid].checks
 
 
 @pytest.fixture(scope="module")
