@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.proctor-installed
 
-.PHONY: demo test lint types unit bench clean
+.PHONY: demo test lint types unit bench clean npm
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ unit: $(STAMP)
 	$(BIN)/pytest -q
 
 test: lint types unit
+
+# The npm MCP peers (reference server, conformance suite) for tests/integration/test_mcp_*.py;
+# without them those tests skip locally (CI installs them in .ci/run and requires them).
+npm:
+	npm ci --prefix .ci/npm --no-audit --no-fund --ignore-scripts
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/firewall_call.py
