@@ -26,7 +26,7 @@ from governance import (
     digest,
     redact,
 )
-from governance._guardrails import screen_request, screen_tool_output
+from governance._guardrails import findings, screen_request, screen_tool_output
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,
@@ -277,6 +277,7 @@ class AgentLoop:
             self._take_turn(state, turn)
             if not turn.tool_calls:
                 state.model_text = turn.text
+                self._screen_answer(state, turn.text or "")
                 self._finish(state, self._answered_status(state), "answered")
             state.pending_calls = [
                 ProposedCallRecord(id=c.id, name=c.name, arguments=c.arguments)
@@ -302,6 +303,27 @@ class AgentLoop:
         )
         self._finish(
             state, "input_rejected", "input_rejected", detail=", ".join(screening.findings)
+        )
+
+    def _screen_answer(self, state: RunState, text: str) -> None:
+        """A closing text that spells out a tool call made none: nothing ran, so say so."""
+        if not self._guardrails or "tool_call_markup" not in findings(text):
+            return
+        self._add(
+            state,
+            GuardrailSpan,
+            stage="answer",
+            verdict="flagged",
+            findings=["tool_call_markup"],
+        )
+        self._record(
+            state, "guardrail.flagged", {"stage": "answer", "findings": ["tool_call_markup"]}
+        )
+        self._finish(
+            state,
+            "failed",
+            "answered",
+            detail="the model described a tool call in prose instead of making one",
         )
 
     def _take_turn(self, state: RunState, turn: ModelTurn) -> None:
@@ -573,6 +595,8 @@ def honest_statement(state: RunState, detail: str = "") -> str:
         lines.append(f"Stopped: the model repeated an identical call ({detail}).")
     elif state.status == "input_rejected":
         lines.append(f"The request was rejected before any tool ran ({detail}).")
+    elif detail:
+        lines.append(f"Not done: {detail}.")
     for span in spans:
         if span.outcome == "blocked":
             rules = f"; rules: {', '.join(span.rule_ids)}" if span.rule_ids else ""

@@ -117,7 +117,7 @@ class ApprovalExpectation(_Model):
 
 
 class GuardrailExpectation(_Model):
-    stage: Literal["input", "tool_output"]
+    stage: Literal["input", "tool_output", "answer"]
     verdict: Literal["pass", "flagged", "rejected"]
 
 

@@ -205,17 +205,17 @@ def test_a_delete_is_blocked_and_the_file_stays(governed: Gateway, stub_url: str
 # -- model misbehaviour -------------------------------------------------------------------------
 
 
-def test_a_tool_call_described_in_prose_is_only_text_and_nothing_runs(
+def test_a_tool_call_described_in_prose_is_flagged_and_nothing_runs(
     governed: Gateway, stub_url: str
 ) -> None:
     state = run(governed, provider(stub_url, "prose-tool-call"), DELETE)
-    # The loop cannot tell prose from an answer: a structured call is the only call there is.
-    # So the run "completes" with the prose as its answer; nothing was proposed or executed.
-    assert (state.status, state.termination, state.turns) == ("completed", "answered", 1)
+    # A structured call is the only call there is: the prose proposed nothing and ran nothing,
+    # and the run says so instead of passing the prose off as an answer.
+    assert (state.status, state.termination, state.turns) == ("failed", "answered", 1)
     assert state.tool_spans == []
-    assert "<tool_call>" in (state.final_answer or "") and "fs__delete" in (
-        state.final_answer or ""
-    )
+    assert "<tool_call>" in (state.model_text or "")
+    assert "described a tool call in prose" in (state.final_answer or "")
+    assert "<tool_call>" not in (state.final_answer or "")
     assert "tool.requested" not in kinds(governed)
     assert untouched(governed)
 

@@ -215,3 +215,17 @@ def test_without_injection_the_same_write_is_allowed(governed: Any) -> None:
     )
     assert state.tainted is False
     assert [s.outcome for s in state.tool_spans] == ["executed", "executed"]
+
+
+def test_an_answer_that_spells_out_a_tool_call_is_flagged_not_completed(governed: Any) -> None:
+    prose = 'Deleting now: <tool_call>{"name": "fs.delete"}</tool_call>'
+    state = _run(governed, [{"answer": prose}])
+    assert (state.status, state.termination) == ("failed", "answered")
+    assert state.model_text == prose
+    assert "<tool_call>" not in (state.final_answer or "")
+    assert "notes/todo.txt" in file_tree(governed.workspace)
+
+
+def test_an_ordinary_answer_is_not_flagged(governed: Any) -> None:
+    state = _run(governed, [{"answer": "All good; no tool was needed."}])
+    assert (state.status, state.final_answer) == ("completed", "All good; no tool was needed.")
