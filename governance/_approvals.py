@@ -542,12 +542,17 @@ class ApprovalStore:
         return expired
 
     def consume(self, approval_id: str) -> bool:
-        """Claim an approved request for its one execution: True for exactly one caller."""
+        """Claim an approved, unexpired request for its one execution: True for exactly one caller.
+
+        Expiry is part of the same conditional update, so an approval cannot be used after its
+        deadline even if the caller's own check raced it.
+        """
+        now = self._now()
         with self._db() as conn:
             won = conn.execute(
                 "UPDATE approvals SET consumed = 1 "
-                "WHERE id = ? AND status = 'approved' AND consumed = 0",
-                (approval_id,),
+                "WHERE id = ? AND status = 'approved' AND consumed = 0 AND expires_at > ?",
+                (approval_id, now),
             ).rowcount
             if won == 1:
                 return True

@@ -33,7 +33,7 @@ from governance._contracts import (
     ToolResult,
 )
 from governance._errors import AuditWriteError, GovernanceError, PolicyError
-from governance._policy_eval import Budget, Policy, evaluate
+from governance._policy_eval import Policy, evaluate
 from governance._registry import ToolRegistry
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
@@ -153,6 +153,11 @@ class Firewall:
 
     def decide(self, call: ToolCall, usage: RunUsage | None = None) -> Decision:
         """The policy decision for `call`, without recording or executing anything."""
+        return self._decide(call, usage)[0]
+
+    def _decide(self, call: ToolCall, usage: RunUsage | None) -> tuple[Decision, Policy | None]:
+        """The decision and the policy snapshot it was made under (budgets come from the same
+        snapshot, so an edit landing mid-call can never drop them)."""
         descriptor = self._registry.get(call.tool)
         registry_digest = self._registry.digest
         if descriptor is not None and descriptor.quarantine:
@@ -164,7 +169,7 @@ class Firewall:
                 policy_digest="",
                 registry_digest=registry_digest,
                 message=f"{call.tool} is quarantined ({descriptor.quarantine}); nothing executed",
-            )
+            ), None
         try:
             policy = self._policy.current()
         except PolicyError as exc:
@@ -175,7 +180,7 @@ class Firewall:
                 policy_digest="",
                 registry_digest=registry_digest,
                 message=f"the policy cannot be loaded, so every call is blocked: {exc}",
-            )
+            ), None
         context = PolicyContext.for_call(
             call, descriptor, registry_digest=registry_digest, usage=usage
         )
@@ -189,7 +194,7 @@ class Firewall:
                 policy_digest=policy.digest,
                 registry_digest=registry_digest,
                 message=f"policy evaluation failed ({type(exc).__name__}), so the call is blocked",
-            )
+            ), policy
         if decision.effect == "allow" and descriptor is None:
             # Defence in depth: an unregistered name can never be allowed, whatever the policy.
             return Decision(
@@ -199,14 +204,14 @@ class Firewall:
                 policy_digest=decision.policy_digest,
                 registry_digest=registry_digest,
                 message=f"{call.tool!r} is not a registered tool",
-            )
-        return decision
+            ), policy
+        return decision, policy
 
     def call(self, call: ToolCall, *, usage: RunUsage | None = None) -> ToolResult:
         """Govern one call end to end. Never raises for a refused call: refusals are results."""
         try:
             return self._govern(call, usage)
-        except _AuditFailed as exc:
+        except (_AuditFailed, AuditWriteError) as exc:
             return ToolResult(
                 call_id=call.call_id,
                 tool=call.tool,
@@ -253,7 +258,7 @@ class Firewall:
                     reason="invalid_arguments",
                 )
 
-        decision = self.decide(call, usage)
+        decision, policy = self._decide(call, usage)
         self._record(call, "policy.decided", _decision_record(decision))
         if decision.effect == "block":
             return ToolResult(
@@ -270,7 +275,9 @@ class Firewall:
             return self._hold(call, None, decision)
         # A hold only checks the budgets (asking a human is pointless if they are used up);
         # an allowed call reserves its slots atomically.
-        gate = self._budget_gate(call, descriptor, decision, reserve=decision.effect == "allow")
+        gate = self._budget_gate(
+            call, descriptor, decision, policy, reserve=decision.effect == "allow"
+        )
         if isinstance(gate, ToolResult):
             return gate
         if decision.effect == "require_approval":
@@ -414,7 +421,7 @@ class Firewall:
         """
         try:
             return self._resume(approval_id, call, usage)
-        except _AuditFailed as exc:
+        except (_AuditFailed, AuditWriteError) as exc:
             return ToolResult(
                 call_id=call.call_id,
                 tool=call.tool,
@@ -452,13 +459,20 @@ class Firewall:
                 reason=reason,
                 approval_id=approval_id,
             )
+        # The held call was judged with schema defaults filled in; compare like with like.
+        call = replace(call, arguments=self._with_defaults(call.tool, call.arguments))
         mismatch = self._approval_mismatch(request, call)
         if mismatch is not None:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": mismatch})
             return self._approval_refusal(call, approval_id, mismatch, None)
 
-        execute = replace(call, arguments=request.effective_arguments)
-        decision = self.decide(execute, usage)
+        # What executes is bound to the request: its arguments and its proposing principal.
+        execute = replace(
+            call,
+            arguments=self._with_defaults(call.tool, request.effective_arguments),
+            principal=Principal(request.actor, request.agent, request.team),
+        )
+        decision, policy = self._decide(execute, usage)
         self._record(call, "policy.rechecked", _decision_record(decision))
         if decision.effect == "block":
             self._record(call, "approval.revoked", _decision_record(decision))
@@ -476,7 +490,7 @@ class Firewall:
                 call, "approval.refused", {"approval_id": approval_id, "reason": "unknown_tool"}
             )
             return self._approval_refusal(call, approval_id, "unknown_tool", None)
-        reservation = self._budget_gate(execute, descriptor, decision, reserve=True)
+        reservation = self._budget_gate(execute, descriptor, decision, policy, reserve=True)
         if isinstance(reservation, ToolResult):
             return replace(reservation, approval_id=approval_id)
         try:
@@ -532,14 +546,24 @@ class Firewall:
     # -- budgets ----------------------------------------------------------------------------
 
     def _budget_gate(
-        self, call: ToolCall, descriptor: ToolDescriptor, decision: Decision, *, reserve: bool
+        self,
+        call: ToolCall,
+        descriptor: ToolDescriptor,
+        decision: Decision,
+        policy: Policy | None,
+        *,
+        reserve: bool,
     ) -> BudgetReservation | ToolResult | None:
         """Reserve (or only check) every budget that applies to this call.
 
         A refusal (a budget is used up, or the store is down: fail closed) comes back as the
         blocked result; otherwise the reservation to settle after dispatch, or None.
         """
-        budgets = self._applicable_budgets(descriptor, decision)
+        if policy is None:  # no snapshot means decide() blocked; never reached for allow/hold
+            return self._refusal(call, decision, "blocked", "policy_unavailable", decision.message)
+        budgets = tuple(
+            b for b in policy.budgets if b.applies_to(descriptor.name, descriptor.impact)
+        )
         if not budgets:
             return None
         if self._budgets is None:
@@ -589,16 +613,11 @@ class Firewall:
             return self._refusal(call, denied, "blocked", outcome.reason, denied.message)
         return outcome
 
-    def _applicable_budgets(
-        self, descriptor: ToolDescriptor, decision: Decision
-    ) -> tuple[Budget, ...]:
-        try:
-            policy = self._policy.current()
-        except PolicyError:
-            return ()
-        if policy.digest != decision.policy_digest:
-            return ()  # decide() fell back to a block; nothing to reserve
-        return tuple(b for b in policy.budgets if b.applies_to(descriptor.name, descriptor.impact))
+    def _with_defaults(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        descriptor = self._registry.get(tool)
+        if descriptor is None:
+            return dict(arguments)
+        return with_schema_defaults(descriptor.input_schema, arguments)[0]
 
     def _settle(self, reservation: BudgetReservation | None, outcome: str) -> None:
         if reservation is None or self._budgets is None:
@@ -660,6 +679,15 @@ class Firewall:
             self._settle(reservation, "unknown")  # the effect may have landed: keep counting
         else:
             self._settle(reservation, "released")  # refused before any effect
+        try:
+            self._record_outcome(call, result)
+        except _AuditFailed as exc:
+            # The tool ran: never report it as "not executed" (the agent might retry it).
+            note = f"executed, but the audit log could not record the outcome ({exc})"
+            return replace(result, reason="audit_incomplete", error=note)
+        return result
+
+    def _record_outcome(self, call: ToolCall, result: ToolResult) -> None:
         if result.outcome == "executed":
             self._record(
                 call,
@@ -672,7 +700,6 @@ class Firewall:
             )
         else:
             self._record(call, "execution.failed", {"reason": result.reason, "error": result.error})
-        return result
 
     def _cap(self, result: ToolResult, decision: Decision) -> ToolResult:
         output = result.output

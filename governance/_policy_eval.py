@@ -226,16 +226,27 @@ class SqlReadOnlyCheck:
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """A compiled `when` entry. A missing argument fails the condition (fail closed)."""
+    """A compiled `when` entry. Missing or unjudgeable values always fail closed.
+
+    For an `allow` rule that means the condition fails (the allow does not apply). For a
+    restrictive rule (`block`, `require_approval`) a value that is present but cannot be judged
+    — neither the check nor its negation holds: an absolute or escaping path, a case-variant
+    of a prefix, a wrong type — makes the condition HOLD, so `/srv/secrets/k` or `Secrets/k`
+    cannot slip past "block under secrets/". An absent argument is not applicable.
+    """
 
     arg: str
     check: Check
     negate: bool = False
+    restrictive: bool = False
 
     def holds(self, arguments: Mapping[str, Any]) -> bool:
         if self.arg not in arguments:
             return False
-        return self.check.test(arguments[self.arg], negate=self.negate)
+        value = arguments[self.arg]
+        if self.check.test(value, negate=self.negate):
+            return True
+        return self.restrictive and not self.check.test(value, negate=not self.negate)
 
     def describe(self) -> str:
         text = f"{self.arg} {self.check.describe()}"
@@ -390,7 +401,7 @@ class Policy:
         return tuple(rule.id for rule in self.rules)
 
 
-def _compile_condition(model: ConditionModel) -> Condition:
+def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition:
     check: Check
     if model.path_prefix is not None:
         prefix = canonical_path(model.path_prefix)
@@ -409,7 +420,7 @@ def _compile_condition(model: ConditionModel) -> Condition:
         check = SqlReadOnlyCheck()
     else:  # the model already refuses a condition without a check
         raise ValueError(f"condition on {model.arg!r} has no check")
-    return Condition(arg=model.arg, check=check, negate=model.negate)
+    return Condition(arg=model.arg, check=check, negate=model.negate, restrictive=restrictive)
 
 
 def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:
@@ -465,7 +476,9 @@ def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
             effect=rule.effect,
             enabled=rule.enabled,
             match=_compile_match(rule.match),
-            when=tuple(_compile_condition(c) for c in rule.when),
+            when=tuple(
+                _compile_condition(c, restrictive=rule.effect != "allow") for c in rule.when
+            ),
         )
         for rule in model.rules
     )

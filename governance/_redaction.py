@@ -182,7 +182,7 @@ def redact(value: Any) -> Any:
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            if isinstance(key, str) and item is not None and is_sensitive_key(key):
+            if isinstance(key, str) and item is not None and _is_sensitive_name(key):
                 out[key] = REDACTED
             else:
                 out[key] = redact(item)

@@ -461,7 +461,8 @@ def test_expire_due_leaves_decided_requests_alone(
     assert store.expire_due() == [pending.id]
     assert store.get(approved.id).status == "approved"
     assert store.get(rejected.id).status == "rejected"
-    assert store.consume(approved.id) is True
+    assert store.consume(approved.id) is False  # an approval past its deadline cannot be used
+    assert store.get(approved.id).consumed is False
 
 
 @pytest.mark.parametrize("attempt", sorted(ATTEMPTS))

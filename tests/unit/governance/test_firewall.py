@@ -251,3 +251,20 @@ def test_a_quarantined_tool_is_blocked_whatever_the_policy_says(audit: AuditLog)
     result = fw.call(_call("demo.read", path="a"))
     assert (result.outcome, result.reason) == ("blocked", "tool_definition_changed")
     assert source.executed == []
+
+
+def test_a_call_that_ran_is_never_reported_as_not_executed(audit: AuditLog) -> None:
+    source = CountingSource()
+    fw, _ = _firewall(source, FailingAudit(audit, "execution.completed"))
+    result = fw.call(_call("demo.read", path="a"))
+    assert source.executed == ["demo.read"]
+    assert (result.outcome, result.reason) == ("executed", "audit_incomplete")
+    assert "executed, but the audit log could not record" in (result.error or "")
+
+
+def test_arguments_that_cannot_be_digested_are_refused_not_raised(audit: AuditLog) -> None:
+    source = CountingSource()
+    fw, _ = _firewall(source, audit)
+    result = fw.call(_call("demo.read", path=float("nan")))
+    assert (result.outcome, result.reason) == ("failed", "audit_unavailable")
+    assert source.executed == []

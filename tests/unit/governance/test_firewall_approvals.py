@@ -246,3 +246,20 @@ def test_an_unknown_tool_under_require_approval_is_parked_and_never_executes(
         result = gw.firewall.resume_held(held.approval_id, ghost)
         assert (result.outcome, result.reason) == ("blocked", "unknown_tool")
         assert "execution.started" not in [e.kind for e in gw.audit.events("run-1")]
+
+
+def test_a_held_call_with_an_omitted_default_executes_once_approved(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "hold-tickets.yaml"
+    policy.write_text(
+        "version: 1\nrules:\n  - {id: hold-tickets, effect: require_approval, "
+        "match: {tool: tickets.create}}\n"
+    )
+    with Gateway(state_dir=tmp_path / "s3", policy_path=policy, clock=clock) as gw:
+        call = ToolCall("c1", "tickets.create", {"title": "t", "body": "b"}, "run-1", ANN)
+        held = gw.firewall.call(call)
+        assert held.approval_id is not None
+        gw.firewall.approve(held.approval_id, "bob")
+        result = gw.firewall.resume_held(held.approval_id, call)  # `priority` still omitted
+        assert result.outcome == "executed", result

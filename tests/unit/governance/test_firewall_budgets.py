@@ -128,3 +128,24 @@ def test_a_two_person_reset_moves_the_watermark_and_keeps_the_evidence(gateway: 
     after = gateway.budgets.ledger("two-per-run", "run-1")
     assert [row.id for row in after[: len(before)]] == [row.id for row in before]
     assert len(after) == len(before) + 1
+
+
+def test_a_policy_edit_landing_mid_call_cannot_drop_the_budget(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "edited.yaml"
+    text = POLICY.replace("limit: 2", "limit: 1")
+    policy.write_text(text)
+    with Gateway(state_dir=tmp_path / "s", policy_path=policy, clock=clock) as gw:
+        for n in range(3):
+            (gw.workspace / "files" / "notes" / f"n{n}.txt").write_text("x")
+        edits = iter(range(100))
+
+        def edit_policy(event: object) -> None:
+            if getattr(event, "kind", "") == "policy.decided":  # between decision and budget gate
+                policy.write_text(text.replace("effect: allow", f"effect: allow  # {next(edits)}"))
+
+        gw.firewall.add_observer(edit_policy)
+        outcomes = [gw.firewall.call(_delete(n)).outcome for n in range(3)]
+        assert outcomes == ["executed", "blocked", "blocked"]
+        assert len(gw.budgets.ledger("two-per-run", "run-1")) == 1

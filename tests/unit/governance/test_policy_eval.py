@@ -474,3 +474,31 @@ def test_a_rule_whose_match_raises_blocks_with_rule_error() -> None:
         "rule_error",
         ("token-budget",),
     )
+
+
+def test_a_restrictive_rule_applies_to_values_it_cannot_judge() -> None:
+    from governance import Principal, ToolCall, ToolDescriptor, parse_policy
+    from governance._contracts import PolicyContext
+
+    policy = parse_policy(
+        "version: 1\nrules:\n"
+        "  - {id: reads, effect: allow, match: {tool: mcp.files.read_file}}\n"
+        "  - id: no-secrets\n    effect: block\n    match: {tool: mcp.files.read_file}\n"
+        "    when: [{arg: path, path_prefix: secrets/}]\n"
+    )
+    tool = ToolDescriptor(
+        "mcp.files.read_file", "", {}, "files", "read", "low", True, False, True
+    )
+    outcomes = {}
+    for path in ("secrets/k", "Secrets/k", "/srv/ws/secrets/k", "../secrets/k", 7, "notes/a"):
+        call = ToolCall("c1", tool.name, {"path": path}, "r", Principal("a", "b", "c"))
+        context = PolicyContext.for_call(call, tool, registry_digest="d")
+        outcomes[str(path)] = evaluate(context, policy).effect
+    assert outcomes == {
+        "secrets/k": "block",
+        "Secrets/k": "block",
+        "/srv/ws/secrets/k": "block",
+        "../secrets/k": "block",
+        "7": "block",
+        "notes/a": "allow",
+    }

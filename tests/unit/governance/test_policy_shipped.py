@@ -115,7 +115,16 @@ def _decide(
     [
         ("fs.list", {"path": "."}, ("allow", ("fs-read",), "allowed")),
         ("fs.read", {"path": "reports/q3.md"}, ("allow", ("fs-read",), "allowed")),
-        ("fs.search", {"query": "x", "path": "notes"}, ("allow", ("fs-read",), "allowed")),
+        ("fs.search", {"query": "x", "path": "notes"}, ("allow", ("fs-search-notes",), "allowed")),
+        (
+            "fs.search",  # the default path "." would search secrets/ too
+            {"query": "KEY", "path": "."},
+            (
+                "block",
+                ("fs-no-secrets", "fs-search-notes", "fs-search-reports"),
+                "invalid_argument:path",
+            ),
+        ),
         (
             "fs.read",
             {"path": "secrets/api_key.txt"},
@@ -129,18 +138,18 @@ def _decide(
         ("fs.list", {"path": "secrets"}, ("block", ("fs-no-secrets",), "blocked_by_rule")),
         (
             "fs.read",
-            {"path": "/etc/passwd"},
-            ("block", ("fs-no-secrets", "fs-read"), "invalid_argument:path"),
+            {"path": "/etc/passwd"},  # unjudgeable, so the restrictive rule applies
+            ("block", ("fs-no-secrets",), "blocked_by_rule"),
         ),
         (
             "fs.read",
-            {"path": "../outside"},
-            ("block", ("fs-no-secrets", "fs-read"), "invalid_argument:path"),
+            {"path": "../outside"},  # unjudgeable, so the restrictive rule applies
+            ("block", ("fs-no-secrets",), "blocked_by_rule"),
         ),
         (
             "fs.read",
-            {"path": "SECRETS/k"},
-            ("block", ("fs-no-secrets", "fs-read"), "invalid_argument:path"),
+            {"path": "SECRETS/k"},  # unjudgeable, so the restrictive rule applies
+            ("block", ("fs-no-secrets",), "blocked_by_rule"),
         ),
         (
             "fs.write",
@@ -194,8 +203,8 @@ def _decide(
         ),
         (
             "refunds.create_draft",
-            {"amount": "50"},
-            ("block", ("refunds-large-need-approval", "refunds-small"), "invalid_argument:amount"),
+            {"amount": "50"},  # not a number: the approval rule applies, never the allow
+            ("require_approval", ("refunds-large-need-approval",), "approval_required"),
         ),
         (
             "refunds.create_draft",

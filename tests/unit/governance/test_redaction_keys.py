@@ -125,3 +125,12 @@ def test_tuples_come_back_as_lists_and_scalars_as_they_were() -> None:
 
 def test_keys_themselves_are_not_rewritten() -> None:
     assert list(redact({"GitHub-Token": "x", "tokens_used": 1})) == ["GitHub-Token", "tokens_used"]
+
+
+def test_env_style_secret_names_are_masked_as_mapping_keys_too() -> None:
+    from governance._redaction import REDACTED, redact
+
+    env = {"DB_PASS": "hunter2", "STRIPE_KEY": "rk_live_x", "HOME": "/root", "TOKENS_USED": 5}
+    assert redact({"env": env}) == {
+        "env": {"DB_PASS": REDACTED, "STRIPE_KEY": REDACTED, "HOME": "/root", "TOKENS_USED": 5}
+    }
