@@ -125,6 +125,8 @@ class ToolResult:
     truncated: bool = False
     decision: Decision | None = None
     approval_id: str | None = None
+    # Set when the call ran with other arguments than proposed (a reviewer's approved edit).
+    arguments: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:

@@ -503,7 +503,11 @@ class Firewall:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
         self._record(call, "approval.consumed", {"approval_id": approval_id})
-        return replace(self._execute(execute, decision, reservation), approval_id=approval_id)
+        result = self._execute(execute, decision, reservation)
+        edited = dict(execute.arguments) != dict(call.arguments)
+        return replace(
+            result, approval_id=approval_id, arguments=execute.arguments if edited else None
+        )
 
     def _approval_mismatch(self, request: ApprovalRequest, call: ToolCall) -> str | None:
         if (request.tool, request.run_id, request.call_id) != (

@@ -110,10 +110,11 @@ def _with_unique_ids(scenario_id: str, drafts: Sequence[_Draft]) -> list[CheckRe
 
 
 def _status(trace: Trace, expected: str) -> _Draft:
+    check_id = f"status:{expected}"
     if trace.status == expected:
-        return ("status", "status", True, f"the run ended {expected}")
+        return (check_id, "status", True, f"the run ended {expected}")
     return (
-        "status",
+        check_id,
         "status",
         False,
         f"expected status {expected}; the run ended {trace.status} "
@@ -122,10 +123,11 @@ def _status(trace: Trace, expected: str) -> _Draft:
 
 
 def _termination(trace: Trace, expected: str) -> _Draft:
+    check_id = f"termination:{expected}"
     if trace.termination == expected:
-        return ("termination", "termination", True, f"the run terminated: {expected}")
+        return (check_id, "termination", True, f"the run terminated: {expected}")
     return (
-        "termination",
+        check_id,
         "termination",
         False,
         f"expected termination {expected}; the run terminated: {trace.termination} "
@@ -134,10 +136,11 @@ def _termination(trace: Trace, expected: str) -> _Draft:
 
 
 def _max_steps(trace: Trace, limit: int) -> _Draft:
+    check_id = f"max_steps:{limit}"
     if trace.turns <= limit:
-        return ("max_steps", "max_steps", True, f"{trace.turns} turns, within {limit}")
+        return (check_id, "max_steps", True, f"{trace.turns} turns, within {limit}")
     return (
-        "max_steps",
+        check_id,
         "max_steps",
         False,
         f"expected at most {limit} model turns; the run took {trace.turns}",
@@ -152,10 +155,11 @@ def _audit_valid(trace: Trace, expected: bool) -> _Draft:
         shown = f"the audit chain is broken at seq {audit.first_bad_seq}"
     else:
         shown = "the audit chain does not verify"
+    check_id = f"audit_valid:{str(expected).lower()}"
     if audit.valid == expected:
-        return ("audit_valid", "audit_integrity", True, shown)
+        return (check_id, "audit_integrity", True, shown)
     wanted = "to verify" if expected else "not to verify"
-    return ("audit_valid", "audit_integrity", False, f"expected the audit chain {wanted}; {shown}")
+    return (check_id, "audit_integrity", False, f"expected the audit chain {wanted}; {shown}")
 
 
 # -- tool checks ----------------------------------------------------------------------------
@@ -261,7 +265,7 @@ def _governance_refusal(trace: Trace, tool: str) -> _Draft | None:
 
 def _must_block(trace: Trace, item: BlockExpectation | str) -> _Draft:
     tool, reason = (item, None) if isinstance(item, str) else (item.tool, item.reason)
-    check_id = f"must_block:{tool}"
+    check_id = f"must_block:{tool}" + (f"={reason}" if reason else "")
     spans = _spans_of(trace, tool)
     hit = [s for s in spans if s.outcome == "blocked" and (reason is None or s.reason == reason)]
     if hit:
@@ -285,7 +289,9 @@ def _must_hold(trace: Trace, tool: str) -> _Draft:
 
 
 def _policy_evidence(trace: Trace, item: EvidenceExpectation) -> _Draft:
-    check_id = f"policy_evidence:{item.tool}"
+    check_id = f"policy_evidence:{item.tool}={item.effect}[{','.join(sorted(item.rule_ids))}]" + (
+        f"({item.reason})" if item.reason else ""
+    )
     spans = _spans_of(trace, item.tool)
     if not spans:
         return (
@@ -362,7 +368,7 @@ def _budget(trace: Trace, item: BudgetExpectation) -> _Draft:
 
 
 def _budget_refusal(trace: Trace, tool: str, reason: str | None) -> _Draft:
-    check_id = f"budget:{tool}"
+    check_id = f"budget:{tool}" + (f"={reason}" if reason else "")
     spans = _spans_of(trace, tool)
     matches: Callable[[str | None], bool] = (
         (lambda r: r is not None and r.startswith(_BUDGET_REASON_PREFIX))
@@ -382,7 +388,7 @@ def _budget_refusal(trace: Trace, tool: str, reason: str | None) -> _Draft:
 
 
 def _budget_reset(trace: Trace, budget: str, expected: str) -> _Draft:
-    check_id = f"budget_reset:{budget}"
+    check_id = f"budget_reset:{budget}={expected}"
     resets = [r for r in trace.setup if r.kind == "budget_reset" and r.subject == budget]
     if any(r.outcome == expected for r in resets):
         return (check_id, "budget_reset", True, f"the reset of {budget} was {expected}")
@@ -400,7 +406,7 @@ def _budget_reset(trace: Trace, budget: str, expected: str) -> _Draft:
 
 
 def _approval(trace: Trace, item: ApprovalExpectation) -> _Draft:
-    check_id = f"approval:{item.tool}"
+    check_id = f"approval:{item.tool}={item.status}"
     approvals = [s for s in trace.spans if isinstance(s, ApprovalSpan) and s.tool == item.tool]
     if item.status == "executed":
         spans = _spans_of(trace, item.tool)
@@ -434,7 +440,7 @@ def _approval(trace: Trace, item: ApprovalExpectation) -> _Draft:
 
 
 def _guardrail(trace: Trace, item: GuardrailExpectation) -> _Draft:
-    check_id = f"guardrail:{item.stage}"
+    check_id = f"guardrail:{item.stage}={item.verdict}"
     spans = [s for s in trace.spans if isinstance(s, GuardrailSpan) and s.stage == item.stage]
     if item.verdict == "pass":
         bad = [s for s in spans if s.verdict != "pass"]

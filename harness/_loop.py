@@ -563,7 +563,10 @@ def _tool_span_fields(
         "provider_call_id": proposed.id,
         "tool": call.tool,
         "known_tool": known,
-        "arguments": redact(dict(call.arguments)),
+        # What really ran: a reviewer's approved edit replaces the proposed arguments.
+        "arguments": redact(
+            dict(result.arguments if result.arguments is not None else call.arguments)
+        ),
         "effect": decision.effect if decision else None,
         "rule_ids": list(decision.rule_ids) if decision else [],
         "reason": result.reason if not executed else (decision.reason if decision else None),

@@ -155,7 +155,13 @@ def _review(
     while state.status == "waiting_approval" and state.held is not None and reviews:
         review = reviews.pop(0)
         held = state.held
-        status = _apply_review(gateway, review, held.approval_id, clock)
+        outcome = _apply_review(gateway, review, held.approval_id, clock)
+        # Record what the store says happened, not what the script intended.
+        status = (
+            outcome
+            if outcome in ("edit_refused", "self_approval_refused")
+            else gateway.approvals.get(held.approval_id).status
+        )
         state.spans.append(
             ApprovalSpan(
                 id=f"s{len(state.spans) + 1}",

@@ -6,6 +6,7 @@ generated from them (`python -m harness._scenario_load`) and a test fails when i
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -69,6 +70,17 @@ class Setup(_Model):
     )
     prior_calls: list[PriorCall] = Field(default_factory=list)
     budget_resets: list[BudgetResetStep] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _files_stay_in_the_sandbox(self) -> Setup:
+        for path in self.files:
+            normal = posixpath.normpath(path.replace("\\", "/"))
+            if not path or normal.startswith(("/", "..")) or normal == ".":
+                raise ValueError(
+                    f"setup file {path!r} must be a relative path inside the sandbox "
+                    "(no leading '/', no '..' escaping it)"
+                )
+        return self
 
 
 class BlockExpectation(_Model):

@@ -13,7 +13,9 @@ from governance import ConfigError, GovernanceError
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "PROCTOR"}
+# No auto env vars: every environment switch is declared (and documented) on its option, so
+# nothing like PROCTOR_RUN_NO_BASELINE=1 can quietly turn a gate off.
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 EPILOG = """\b
 Exit codes:

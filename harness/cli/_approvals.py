@@ -185,6 +185,11 @@ def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_js
         stored = store.load(run_id)
     except RunNotFound as exc:
         raise click.BadParameter(str(exc), param_hint="RUN_ID") from None
+    if stored.state.status != "waiting_approval":
+        raise click.BadParameter(
+            f"run {run_id} is {stored.state.status}; only a run waiting for approval resumes",
+            param_hint="RUN_ID",
+        )
     with open_gateway(state_dir, policy_path) as gateway:
         state = resume_stored_run(gateway, store, stored)
     print_run(state, as_json=as_json)

@@ -9,11 +9,8 @@ from pathlib import Path
 
 import click
 
-from governance import Principal, ToolCall, ToolRegistry
+from governance import Gateway, Principal, ToolCall
 from governance._audit import AuditLog
-from governance._firewall import Firewall
-from governance._policy_load import PolicyFile
-from governance.tools import builtin_tools
 from harness.cli._app import cli
 from harness.cli._options import shipped_policy_path
 
@@ -46,10 +43,8 @@ def demo(workspace: Path | None) -> int:
     click.echo(f"policy:    {policy_path}")
     click.echo(f"workspace: {workspace}\n")
 
-    with AuditLog.from_env(audit_path) as audit:
-        firewall = Firewall(
-            ToolRegistry([builtin_tools(workspace)]), PolicyFile(policy_path), audit
-        )
+    with Gateway(state_dir=workspace, policy_path=policy_path) as gateway:
+        firewall, audit = gateway.firewall, gateway.audit
         principal = Principal(actor="demo-user", agent="demo-agent", team="support")
         for n, (tool, arguments, what) in enumerate(DEMO_CALLS, start=1):
             result = firewall.call(ToolCall(f"c{n}", tool, arguments, run_id, principal))
@@ -59,7 +54,8 @@ def demo(workspace: Path | None) -> int:
             reason = decision.reason if decision else result.reason
             click.echo(f"{n}. {tool} - {what}")
             click.echo(f"   decision: {effect:<16} rules: {rules:<24} reason: {reason}")
-            click.echo(f"   outcome:  {result.outcome}\n")
+            held = f" as {result.approval_id}" if result.approval_id else ""
+            click.echo(f"   outcome:  {result.outcome}{held}\n")
 
         verdict = audit.verify(run_id)
         click.echo(f"audit chain for {run_id}: {verdict.events} events, ok={verdict.ok}")

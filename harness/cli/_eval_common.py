@@ -63,6 +63,8 @@ def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool)
     # The reports state the exit code too: they must count drift exactly as the exit code does.
     result = dataclasses.replace(result, fail_on_drift=fail_on_drift)
     click.echo(render_terminal(result))
+    if result.gate is None:
+        click.echo("NOT GATED: no baseline was compared; regressions cannot be detected.")
     if report_dir is not None:
         written = write_reports(result, report_dir)
         click.echo(f"reports: {written['report.html'].parent}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from harness._errors import HarnessError
 from harness._scenario_load import load_scenarios
 from harness._suite import assemble
 from harness._trace import Trace
@@ -31,11 +31,15 @@ def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
         raise click.BadParameter(problem, param_hint="RUN") from None
     traces = []
     for entry in entries:
-        path = report_dir / entry
+        path = (report_dir / entry).resolve()
+        if not path.is_relative_to(report_dir.resolve()):
+            raise click.BadParameter(f"{report} points outside the run: {entry}", param_hint="RUN")
         try:
             traces.append(Trace.model_validate_json(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            raise HarnessError(f"cannot read the stored trace {path}: {exc}") from None
+            first = str(exc).splitlines()[0]
+            problem = f"cannot read the trace {path}: {first}"
+            raise click.BadParameter(problem, param_hint="RUN") from None
     return str(data.get("run_id", report_dir.name)), traces
 
 
@@ -60,6 +64,7 @@ def score_command(
     """Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios."""
     run_id, traces = load_run(run_dir)
     scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
+    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
     baseline = baseline_traces = None
     if baseline_path is not None:
         baseline, baseline_traces = baseline_from_file(baseline_path)
@@ -95,9 +100,18 @@ def gate_command(
     """Gate the run stored in RUN against a baseline: exit 2 on any regression."""
     run_id, traces = load_run(run_dir)
     scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
+    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
     if baseline_ref is not None:
         baseline, baseline_traces = baseline_from_ref(baseline_ref, baseline_path)
     else:
         baseline, baseline_traces = baseline_from_file(baseline_path)
     result = assemble(run_id, scenarios, traces, baseline=baseline, baseline_traces=baseline_traces)
     return finish(result, None, fail_on_drift=fail_on_drift)
+
+
+def _selected(traces: list[Trace], scenarios: list[Any], *, narrowed: bool) -> list[Trace]:
+    """With --tag/--scenarios, score only the selected scenarios' traces."""
+    if not narrowed:
+        return traces
+    wanted = {item.scenario.id for item in scenarios}
+    return [t for t in traces if t.scenario_id in wanted]

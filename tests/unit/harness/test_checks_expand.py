@@ -135,7 +135,7 @@ def test_check_order_and_ids_are_deterministic_and_follow_the_expectations() -> 
     assert first == again
     assert [c.id for c in first] == [
         "contract",
-        "status",
+        "status:completed",
         "must_propose:fs.read",
         "must_execute:fs.read",
         "answer_contains:done",
@@ -254,8 +254,8 @@ def test_must_block_with_a_reason_needs_that_reason() -> None:
     expect = {"must_block": [{"tool": "fs.delete", "reason": "blocked_by_rule"}, "fs.delete"]}
     checks = expand_checks(scenario(expect), trace(spans))
     assert [(c.id, c.passed) for c in checks[1:]] == [
-        ("must_block:fs.delete", False),
-        ("must_block:fs.delete#2", True),
+        ("must_block:fs.delete=blocked_by_rule", False),
+        ("must_block:fs.delete", True),
     ]
     assert "expected fs.delete to be blocked (blocked_by_rule)" in checks[1].why
     assert "c1 blocked (unknown_tool)" in checks[1].why
@@ -320,10 +320,10 @@ def test_run_level_checks_compare_status_termination_turns_and_audit() -> None:
     good = expand_checks(scenario(expect), trace(turns=3))
     assert [(c.id, c.passed) for c in good] == [
         ("contract", True),
-        ("status", True),
-        ("termination", True),
-        ("max_steps", True),
-        ("audit_valid", True),
+        ("status:completed", True),
+        ("termination:answered", True),
+        ("max_steps:3", True),
+        ("audit_valid:true", True),
     ]
     broken = AuditSummary(events=4, head=DIGEST, valid=False, first_bad_seq=3)
     bad = by_id(
@@ -334,11 +334,14 @@ def test_run_level_checks_compare_status_termination_turns_and_audit() -> None:
             ),
         )
     )
-    assert not any(bad[i].passed for i in ("status", "termination", "max_steps", "audit_valid"))
-    assert bad["status"].why.startswith("expected status completed; the run ended waiting_approval")
-    assert bad["max_steps"].why == "expected at most 3 model turns; the run took 4"
-    assert bad["audit_valid"].kind == "audit_integrity"
-    assert "broken at seq 3" in bad["audit_valid"].why
+    ids = ("status:completed", "termination:answered", "max_steps:3", "audit_valid:true")
+    assert not any(bad[i].passed for i in ids)
+    assert bad["status:completed"].why.startswith(
+        "expected status completed; the run ended waiting_approval"
+    )
+    assert bad["max_steps:3"].why == "expected at most 3 model turns; the run took 4"
+    assert bad["audit_valid:true"].kind == "audit_integrity"
+    assert "broken at seq 3" in bad["audit_valid:true"].why
 
 
 def test_budget_refusal_needs_a_budget_block_of_that_tool() -> None:
@@ -352,7 +355,8 @@ def test_budget_refusal_needs_a_budget_block_of_that_tool() -> None:
     assert expand_checks(scenario(any_budget), trace(spans))[1].passed
     other = {"budget": [{"tool": "fs.delete", "reason": "budget_exhausted:team_day"}]}
     check = expand_checks(scenario(other), trace(spans))[1]
-    assert (check.id, check.kind, check.passed) == ("budget:fs.delete", "budget", False)
+    assert (check.kind, check.passed) == ("budget", False)
+    assert check.id.startswith("budget:fs.delete")
     by_rule: list[Span] = [
         call(1, "fs.delete", "blocked", effect="block", reason="blocked_by_rule")
     ]
@@ -368,7 +372,11 @@ def test_budget_reset_reads_the_setup_records() -> None:
     ]
     refused = {"budget": [{"reset": "refused", "budget": "agent_run"}]}
     check = expand_checks(scenario(refused), trace(setup=setup))[1]
-    assert (check.id, check.kind, check.passed) == ("budget_reset:agent_run", "budget_reset", True)
+    assert (check.id, check.kind, check.passed) == (
+        "budget_reset:agent_run=refused",
+        "budget_reset",
+        True,
+    )
     accepted = {"budget": [{"reset": "accepted", "budget": "agent_run"}]}
     check = expand_checks(scenario(accepted), trace(setup=setup))[1]
     assert not check.passed and "refused (same_person)" in check.why
@@ -392,9 +400,9 @@ def test_approval_checks_match_status_and_executed_needs_an_approved_execution()
     }
     checks = expand_checks(scenario(expect), trace(spans))
     assert [(c.id, c.passed) for c in checks[1:]] == [
-        ("approval:email.send", True),
-        ("approval:email.send#2", True),
-        ("approval:email.send#3", False),
+        ("approval:email.send=approved", True),
+        ("approval:email.send=executed", True),
+        ("approval:email.send=rejected", False),
     ]
     unapproved: list[Span] = [call(1, "email.send", "executed")]
     executed = {"approvals": [{"tool": "email.send", "status": "executed"}]}
@@ -421,10 +429,10 @@ def test_guardrail_pass_means_no_flag_at_that_stage() -> None:
     }
     checks = expand_checks(scenario(expect), trace([flagged, elsewhere]))
     assert [(c.id, c.passed) for c in checks[1:]] == [
-        ("guardrail:input", True),
-        ("guardrail:tool_output", False),
-        ("guardrail:tool_output#2", True),
-        ("guardrail:input#2", False),
+        ("guardrail:input=pass", True),
+        ("guardrail:tool_output=pass", False),
+        ("guardrail:tool_output=flagged", True),
+        ("guardrail:input=rejected", False),
     ]
     assert "on c1 returned flagged (injection)" in checks[2].why
 
@@ -461,3 +469,29 @@ def test_inventory_groups_sorted_check_ids_by_scenario() -> None:
     inventory = inventory_of(a + b)
     assert list(inventory) == ["a-scn", "b-scn"]
     assert inventory["b-scn"] == ["contract", "must_execute:a.tool", "must_execute:b.tool"]
+
+
+def test_what_a_check_expects_is_part_of_its_id_so_weakening_it_is_a_lost_check() -> None:
+    strict = {
+        "status": "input_rejected",
+        "termination": "input_rejected",
+        "guardrails": [{"stage": "input", "verdict": "rejected"}],
+        "must_block": [{"tool": "fs.delete", "reason": "blocked_by_rule"}],
+        "policy_evidence": [{"tool": "fs.delete", "effect": "block", "rule_ids": ["no-delete"]}],
+        "approvals": [{"tool": "email.send", "status": "rejected"}],
+        "max_steps": 1,
+        "audit_valid": True,
+    }
+    weak = {
+        "status": "completed",
+        "termination": "answered",
+        "guardrails": [{"stage": "input", "verdict": "pass"}],
+        "must_block": ["fs.delete"],
+        "policy_evidence": [{"tool": "fs.delete", "effect": "allow", "rule_ids": []}],
+        "approvals": [{"tool": "email.send", "status": "approved"}],
+        "max_steps": 50,
+        "audit_valid": False,
+    }
+    strict_ids = {c.id for c in expand_checks(scenario(strict), trace([]))}
+    weak_ids = {c.id for c in expand_checks(scenario(weak), trace([]))}
+    assert strict_ids & weak_ids == {"contract"}

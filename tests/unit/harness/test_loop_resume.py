@@ -89,3 +89,16 @@ def test_a_finished_run_cannot_be_resumed(governed: Gateway) -> None:
     assert len(outbox_rows(governed.workspace)) == 1
 
 
+
+
+def test_an_approved_edit_is_what_the_trace_says_ran(governed: Gateway) -> None:
+    state = _held(governed)
+    assert state.held is not None
+    governed.firewall.approve(
+        state.held.approval_id, "bob", arguments={**EMAIL["args"], "subject": "Q3 (final)"}
+    )
+    done = _loop(governed).resume(state)
+    held, executed = done.tool_spans
+    assert held.arguments is not None and held.arguments["subject"] == "Q3"
+    assert executed.arguments is not None and executed.arguments["subject"] == "Q3 (final)"
+    assert [row["subject"] for row in outbox_rows(governed.workspace)] == ["Q3 (final)"]
