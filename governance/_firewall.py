@@ -212,13 +212,7 @@ class Firewall:
         try:
             return self._govern(call, usage)
         except (_AuditFailed, AuditWriteError) as exc:
-            return ToolResult(
-                call_id=call.call_id,
-                tool=call.tool,
-                outcome="failed",
-                error=f"not executed: the audit log could not record the call ({exc})",
-                reason="audit_unavailable",
-            )
+            return _audit_unavailable(call, exc)
 
     def _govern(self, call: ToolCall, usage: RunUsage | None) -> ToolResult:
         descriptor = self._registry.get(call.tool)
@@ -422,14 +416,7 @@ class Firewall:
         try:
             return self._resume(approval_id, call, usage)
         except (_AuditFailed, AuditWriteError) as exc:
-            return ToolResult(
-                call_id=call.call_id,
-                tool=call.tool,
-                outcome="failed",
-                error=f"not executed: the audit log could not record the call ({exc})",
-                reason="audit_unavailable",
-                approval_id=approval_id,
-            )
+            return replace(_audit_unavailable(call, exc), approval_id=approval_id)
 
     def _resume(self, approval_id: str, call: ToolCall, usage: RunUsage | None) -> ToolResult:
         store = self._require_approvals()
@@ -763,6 +750,17 @@ class Firewall:
 
 
 _HELD_MESSAGE = "held for human approval; nothing was executed"
+
+
+def _audit_unavailable(call: ToolCall, exc: Exception) -> ToolResult:
+    """The write-ahead record failed before the tool ran: a failed result, nothing executed."""
+    return ToolResult(
+        call_id=call.call_id,
+        tool=call.tool,
+        outcome="failed",
+        error=f"not executed: the audit log could not record the call ({exc})",
+        reason="audit_unavailable",
+    )
 
 
 def _decision_record(decision: Decision) -> dict[str, Any]:
