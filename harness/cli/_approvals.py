@@ -193,7 +193,8 @@ def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_js
     with open_gateway(state_dir, policy_path) as gateway:
         state = resume_stored_run(gateway, store, stored)
     print_run(state, as_json=as_json)
-    return codes.OK
+    # Same contract as `proctor ask`: only a completed or still-waiting run is a success.
+    return codes.OK if state.status in ("completed", "waiting_approval") else codes.CHECK_FAILED
 
 
 def _get(store: Any, approval_id: str) -> ApprovalRequest:

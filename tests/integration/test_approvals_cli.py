@@ -72,7 +72,9 @@ def test_reject_then_resume_reports_the_refusal(tmp_path: Path) -> None:
         state, "approvals", "reject", "apr-1", "--reviewer", "bob", "--comment", "too much"
     )
     assert rejected.returncode == 0
-    run = json.loads(_proctor(state, "approvals", "resume", "r1", "--json").stdout)
+    resumed = _proctor(state, "approvals", "resume", "r1", "--json")
+    assert resumed.returncode == 1  # a blocked run is not a success, as with `proctor ask`
+    run = json.loads(resumed.stdout)
     assert run["status"] == "blocked" and run["model_text"] == "The refund was not drafted."
 
 

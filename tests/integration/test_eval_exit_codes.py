@@ -347,9 +347,10 @@ def test_score_rescores_stored_traces_so_a_tampered_status_fails(small: Path) ->
     stored.write_text(text.replace('"status":"completed"', '"status":"failed"'), "utf-8")
     done = proctor(small, "score", "rep")
     assert done.returncode == 1, output(done)
-    assert "read-order-lookup  status:completed: expected status completed; the run ended failed" in (
-        done.stdout
+    expected = (
+        "read-order-lookup  status:completed: expected status completed; the run ended failed"
     )
+    assert expected in done.stdout
 
 
 def _git(root: Path, *args: str) -> None:

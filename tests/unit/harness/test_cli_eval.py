@@ -342,9 +342,10 @@ def test_score_rescores_the_stored_traces_without_running_anything(
     stored.write_text(text.replace('"status":"completed"', '"status":"failed"'), "utf-8")
     tampered = proctor("score", "rep")
     assert tampered.exit_code == 1, tampered.output
-    assert "read-order-lookup  status:completed: expected status completed; the run ended failed" in (
-        tampered.output
+    expected = (
+        "read-order-lookup  status:completed: expected status completed; the run ended failed"
     )
+    assert expected in tampered.output
     gated = proctor("score", "rep", "--baseline", "baselines/baseline.json")
     assert gated.exit_code == 2, gated.output
     assert "rate_drop  run_outcome" in gated.output
