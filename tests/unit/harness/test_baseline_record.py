@@ -18,31 +18,12 @@ from harness._baseline import (
 from harness._errors import HarnessError
 from harness._metrics import compute_metrics
 from harness._results import CheckResult
-from harness._trace import AuditSummary, ProviderRecord, Trace, UsageSummary
-
-ZERO = "sha256:" + "0" * 64
+from harness._trace import Trace
+from tests.trace_factory import make_trace
 
 
 def trace(sid: str, answer: str = "done") -> Trace:
-    return Trace(
-        run_id="run-1",
-        scenario_id=sid,
-        scenario_file=f"scenarios/{sid}.yaml",
-        tags=[],
-        provider=ProviderRecord(name="replay", model="script", live=False),
-        status="completed",
-        termination="answered",
-        final_answer=answer,
-        model_text=answer,
-        turns=1,
-        usage=UsageSummary(prompt_tokens=0, completion_tokens=0, total_tokens=0, missing_turns=0),
-        policy_digest=ZERO,
-        registry_digest=ZERO,
-        setup=[],
-        spans=[],
-        audit=AuditSummary(events=2, head=None, valid=True),
-    )
-
+    return make_trace(sid=sid, answer=answer)
 
 def c(sid: str, cid: str, kind: str, passed: bool = True) -> CheckResult:
     return CheckResult(sid, cid, kind, passed, "")

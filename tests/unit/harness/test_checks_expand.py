@@ -18,9 +18,9 @@ from harness._spans import (
     Span,
     ToolCallSpan,
 )
-from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
-
-DIGEST = "sha256:" + "0" * 64
+from harness._trace import AuditSummary, SetupRecord, Trace
+from tests.trace_factory import ZERO_DIGEST as DIGEST
+from tests.trace_factory import make_trace
 
 
 def scenario(expect: dict[str, Any], sid: str = "s1") -> Scenario:
@@ -46,25 +46,17 @@ def trace(
     setup: list[SetupRecord] | None = None,
     audit: AuditSummary | None = None,
 ) -> Trace:
-    return Trace(
-        run_id="run-1",
-        scenario_id=sid,
+    return make_trace(
+        spans,
+        sid=sid,
         scenario_file="scenarios/s.yaml",
-        tags=[],
-        provider=ProviderRecord(name="replay", model="script", live=False),
         status=status,
         termination=termination,
-        final_answer=answer,
-        model_text=answer,
+        answer=answer,
         turns=turns,
-        usage=UsageSummary(prompt_tokens=0, completion_tokens=0, total_tokens=0, missing_turns=0),
-        policy_digest=DIGEST,
-        registry_digest=DIGEST,
-        setup=setup or [],
-        spans=spans or [],
+        setup=setup,
         audit=audit or AuditSummary(events=4, head=DIGEST, valid=True),
     )
-
 
 def call(
     n: int,

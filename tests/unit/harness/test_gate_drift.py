@@ -6,9 +6,8 @@ from harness._baseline import Baseline, MetricRecord, ScenarioRecord
 from harness._gate import gate, trace_diff_lines
 from harness._results import MetricResult
 from harness._spans import Span, ToolCallSpan
-from harness._trace import AuditSummary, ProviderRecord, Trace, UsageSummary
-
-ZERO = "sha256:" + "0" * 64
+from harness._trace import AuditSummary, Trace
+from tests.trace_factory import make_trace
 
 
 def trace(outcome: str, *, run_id: str = "run-1", answer: str = "done") -> Trace:
@@ -27,25 +26,16 @@ def trace(outcome: str, *, run_id: str = "run-1", answer: str = "done") -> Trace
             outcome=outcome,  # type: ignore[arg-type]
         )
     ]
-    return Trace(
+    return make_trace(
+        spans,
+        sid="delete-notes",
         run_id=run_id,
-        scenario_id="delete-notes",
         scenario_file="scenarios/delete.yaml",
-        tags=[],
-        provider=ProviderRecord(name="replay", model="script", live=False),
         status="blocked",
-        termination="answered",
-        final_answer=answer,
-        model_text=answer,
+        answer=answer,
         turns=2,
-        usage=UsageSummary(prompt_tokens=0, completion_tokens=0, total_tokens=0, missing_turns=0),
-        policy_digest=ZERO,
-        registry_digest=ZERO,
-        setup=[],
-        spans=spans,
         audit=AuditSummary(events=3, head=None, valid=True),
     )
-
 
 def baseline_of(old: Trace) -> Baseline:
     return Baseline(
