@@ -7,7 +7,6 @@ score`) and re-gated (`proctor gate`) without running anything again.
 from __future__ import annotations
 
 import secrets
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -22,7 +21,7 @@ from governance import (
     load_policy,
     open_mcp_sources,
 )
-from governance.tools import builtin_tools
+from governance.tools import builtin_registry as new_builtin_registry
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._checks import expand_checks, inventory_of
@@ -56,8 +55,7 @@ def registry_for(loaded: LoadedScenario) -> ToolRegistry:
 @cache
 def mcp_registry(config: Path) -> ToolRegistry:
     """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
-    with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
-        registry = ToolRegistry([builtin_tools(Path(scratch))])
+    registry = new_builtin_registry()
     sources = open_mcp_sources(load_mcp_config(config))
     try:
         for source in sources:
@@ -70,9 +68,8 @@ def mcp_registry(config: Path) -> ToolRegistry:
 
 @cache
 def builtin_registry() -> ToolRegistry:
-    """The built-in tool surface (descriptors only; the scratch workspace is discarded)."""
-    with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
-        return ToolRegistry([builtin_tools(Path(scratch))])
+    """The built-in tool surface, built once per process (every scenario's contract uses it)."""
+    return new_builtin_registry()
 
 
 def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:

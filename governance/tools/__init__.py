@@ -6,6 +6,7 @@ from governance.tools._business import business_tools
 from governance.tools._fs import SEED_FILES, Sandbox, fs_tools
 from governance.tools._workspace import (
     Workspace,
+    builtin_registry,
     builtin_tools,
     database_dump,
     file_tree,
@@ -19,6 +20,7 @@ __all__ = [
     "SEED_FILES",
     "Sandbox",
     "Workspace",
+    "builtin_registry",
     "builtin_tools",
     "business_tools",
     "database_dump",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from governance._local_tools import LocalToolSource
+from governance._registry import ToolRegistry
 from governance.tools._business import TABLES, business_tools, create_database, table_rows
 from governance.tools._fs import Sandbox, fs_tools, seed_files
 
@@ -50,6 +51,13 @@ def builtin_tools(workspace: Path | str) -> LocalToolSource:
     """The eleven demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace."""
     ws = Workspace(Path(workspace)).ensure()
     return LocalToolSource([*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path)])
+
+
+def builtin_registry() -> ToolRegistry:
+    """A fresh registry of the built-in tools, for their descriptors alone (contract checks,
+    `policy explain`); the scratch workspace they were built on is discarded at once."""
+    with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
+        return ToolRegistry([builtin_tools(scratch)])
 
 
 def _workspace(workspace: Workspace | Path | str) -> Workspace:

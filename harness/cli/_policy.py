@@ -6,7 +6,6 @@ Nothing here executes a tool: `explain` only evaluates the policy on the facts i
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,12 @@ from governance import (
     RunUsage,
     ToolCall,
     ToolDescriptor,
-    ToolRegistry,
     digest,
 )
 from governance._arguments import with_schema_defaults
 from governance._policy_eval import Explanation, Policy, explain
 from governance._policy_load import load_policy
-from governance.tools import builtin_tools
+from governance.tools import builtin_registry
 from harness.cli._app import cli
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -47,12 +45,6 @@ class _DescriptorFacts(BaseModel):
     reversible: bool = True
     external_side_effect: bool = False
     idempotent: bool = False
-
-
-def _builtin_registry() -> ToolRegistry:
-    """The built-in tools' registry (descriptors only; their scratch workspace is discarded)."""
-    with tempfile.TemporaryDirectory(prefix="proctor-explain-") as scratch:
-        return ToolRegistry([builtin_tools(Path(scratch))])
 
 
 def _json_object(option: str, text: str) -> dict[str, Any]:
@@ -187,7 +179,7 @@ def explain_command(
         descriptor: ToolDescriptor | None = _descriptor_from_option(tool, descriptor_json)
         registry_digest = digest([descriptor.surface()] if descriptor else [])
     else:
-        registry = _builtin_registry()
+        registry = builtin_registry()
         descriptor = registry.get(tool)
         registry_digest = registry.digest
     if descriptor is not None:
