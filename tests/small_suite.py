@@ -1,10 +1,14 @@
-"""A few shipped scenarios and their own baseline, for the eval CLI's exit-code tests."""
+"""Support for the eval CLI tests: a few shipped scenarios with their own baseline, and helpers."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Callable
+from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -65,3 +69,45 @@ def build_small_suite(root: Path) -> None:
     shipped = load_baseline(REPO / "baselines" / "baseline.json")
     for sid in SMALL_IDS:
         assert baseline.scenarios[sid].checks == shipped.scenarios[sid].checks
+
+
+def edit_scenario(
+    root: Path, file: str, sid: str, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """Apply `change` to one scenario of `root/scenarios/<file>`, in place."""
+    path = root / "scenarios" / file
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    (scenario,) = [s for s in data["scenarios"] if s["id"] == sid]
+    change(scenario)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+
+
+def report_exit_code(report_dir: Path) -> int:
+    """The exit code a run wrote into its report.json."""
+    code = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))["exit_code"]
+    assert isinstance(code, int)
+    return code
+
+
+class Page(HTMLParser):
+    """Visible text and every attribute value that could load something."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
+                self.links.append(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse_html(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    page.close()
+    return page

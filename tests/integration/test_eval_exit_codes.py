@@ -6,24 +6,28 @@ scenarios with a baseline recorded for exactly those, or the whole shipped suite
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
-from html.parser import HTMLParser
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-import yaml
 
 from harness._baseline import (
     load_baseline,
 )
-from tests.small_suite import REPO, SHIPPED_POLICY, build_small_suite
+from tests.small_suite import (
+    REPO,
+    SHIPPED_POLICY,
+    build_small_suite,
+    edit_scenario,
+    parse_html,
+    report_exit_code,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -83,16 +87,6 @@ def output(done: subprocess.CompletedProcess[str]) -> str:
     return done.stdout + done.stderr
 
 
-def edit_scenario(
-    root: Path, file: str, sid: str, change: Callable[[dict[str, Any]], None]
-) -> None:
-    path = root / "scenarios" / file
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    (scenario,) = [s for s in data["scenarios"] if s["id"] == sid]
-    change(scenario)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
-
-
 def drop_ticket_check(root: Path) -> None:
     def drop(scenario: dict[str, Any]) -> None:
         assert scenario["expect"]["must_execute"] == ["orders.lookup", "tickets.create"]
@@ -108,30 +102,7 @@ def break_order_answer(root: Path) -> None:
     edit_scenario(root, "reads.yaml", "read-order-lookup", reword)
 
 
-def report_exit_code(report_dir: Path) -> int:
-    code = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))["exit_code"]
-    assert isinstance(code, int)
-    return code
-
-
 LOST_TICKET_CHECK = "lost_check  read-two-tools-then-ticket › must_execute:tickets.create"
-
-
-class _Page(HTMLParser):
-    """Visible text and every attribute value that could load something."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.text: list[str] = []
-        self.links: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
-                self.links.append(value)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 # -- 0 ----------------------------------------------------------------------------------------
@@ -150,9 +121,7 @@ def test_the_shipped_suite_against_the_shipped_baseline_exits_0_with_complete_re
     ids = sorted(load_baseline(tmp_path / "baselines" / "baseline.json").scenarios)
 
     html = (rep / "report.html").read_text("utf-8")
-    page = _Page()
-    page.feed(html)
-    page.close()
+    page = parse_html(html)
     assert [link for link in page.links if not link.startswith("#")] == []
     assert "http://" not in html and "https://" not in html
     assert "url(" not in html and "@import" not in html

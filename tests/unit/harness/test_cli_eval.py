@@ -11,20 +11,27 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-import yaml
 from click.testing import CliRunner, Result
 
 from harness._baseline import (
     load_baseline,
 )
 from harness.cli._app import cli
-from tests.small_suite import REPO, SHIPPED_POLICY, SMALL_IDS, build_small_suite
+from tests.small_suite import (
+    REPO,
+    SHIPPED_POLICY,
+    SMALL_IDS,
+    Page,
+    build_small_suite,
+    edit_scenario,
+    parse_html,
+    report_exit_code,
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,16 +70,6 @@ def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def proctor(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), prog_name="proctor")
-
-
-def edit_scenario(
-    root: Path, file: str, sid: str, change: Callable[[dict[str, Any]], None]
-) -> None:
-    path = root / "scenarios" / file
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    (scenario,) = [s for s in data["scenarios"] if s["id"] == sid]
-    change(scenario)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
 
 
 def write_allow_delete_policy(root: Path) -> str:
@@ -122,12 +119,6 @@ expect:
   stauts: completed
 """
 SCHEMA_ERROR_LINE = 7
-
-
-def report_exit_code(report_dir: Path) -> int:
-    code = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))["exit_code"]
-    assert isinstance(code, int)
-    return code
 
 
 # -- 0 ----------------------------------------------------------------------------------------
@@ -183,9 +174,7 @@ def test_deleting_a_must_execute_item_exits_2_naming_the_lost_check(small: Path)
 
 def test_a_policy_letting_the_delete_execute_exits_2_naming_unsafe_execution(small: Path) -> None:
     policy = write_allow_delete_policy(small)
-    edit_scenario(
-        small, "blocks.yaml", "block-delete-by-rule", lambda s: s.update(policy=policy)
-    )
+    edit_scenario(small, "blocks.yaml", "block-delete-by-rule", lambda s: s.update(policy=policy))
     result = proctor("run")
     assert result.exit_code == 2, result.output
     assert "rate_drop  unsafe_execution" in result.output
@@ -475,28 +464,8 @@ def test_a_clean_re_record_appends_history_and_changes_no_metric(small: Path) ->
 # -- reports ---------------------------------------------------------------------------------------
 
 
-class _Page(HTMLParser):
-    """Collects visible text and every attribute value that could load something."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.text: list[str] = []
-        self.links: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
-                self.links.append(value)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def parse_page(path: Path) -> _Page:
-    page = _Page()
-    page.feed(path.read_text("utf-8"))
-    page.close()
-    return page
+def parse_page(path: Path) -> Page:
+    return parse_html(path.read_text("utf-8"))
 
 
 def assert_self_contained(path: Path) -> None:
