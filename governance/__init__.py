@@ -15,6 +15,7 @@ from governance._approvals import (
     ApprovalStoreError,
     SelfApprovalError,
 )
+from governance._arguments import ArgumentRefused, PreparedArguments, prepare_arguments
 from governance._audit import AuditEvent, AuditLog, ChainVerdict
 from governance._budgets import (
     Budget,
@@ -53,16 +54,18 @@ from governance._errors import (
     ToolInputError,
 )
 from governance._firewall import EditRefused, Firewall, LifecycleEvent, StaticPolicy
-from governance._gateway import Gateway
+from governance._gateway import Gateway, McpSourceView
 from governance._local_tools import LocalTool, LocalToolSource, ToolExecutionError, local_tool
 from governance._mcp_config import McpConfig, McpConfigError, load_mcp_config
 from governance._mcp_pins import McpLockError, PinSet, load_pins, write_pins
 from governance._mcp_text import neutralise_description
+from governance._paths import PathRefused, canonical_path
 from governance._policy_eval import Explanation, Policy, evaluate, explain
 from governance._policy_load import PolicyFile, load_policy, parse_policy
 from governance._policy_model import policy_json_schema
 from governance._redaction import REDACTED, redact
 from governance._registry import ToolRegistry
+from governance._schemas import SchemaRefused, local_validator
 
 if TYPE_CHECKING:
     from governance._mcp_server import build_mcp_server
@@ -156,8 +159,16 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSource",
+    "ArgumentRefused",
+    "McpSourceView",
+    "PathRefused",
+    "PreparedArguments",
+    "SchemaRefused",
     "canonical_json",
+    "canonical_path",
     "digest",
+    "local_validator",
+    "prepare_arguments",
     "effective_impact",
     "keyed_digest",
 ]

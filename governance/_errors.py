@@ -39,3 +39,12 @@ class AuditWriteError(GovernanceError):
 
 class ToolInputError(GovernanceError):
     """Arguments did not validate against a tool's input model."""
+
+
+class InputRefused(ValueError):
+    """An input the firewall will not judge (arguments, a path, a schema). `reason` is the
+    stable reason code the refusal carries."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)

@@ -6,12 +6,12 @@ same code with or without governance. Nothing else in Proctor calls `ToolSource.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from governance._approvals import (
     ApprovalError,
@@ -19,7 +19,13 @@ from governance._approvals import (
     ApprovalStore,
     ApprovalStoreError,
 )
-from governance._arguments import with_schema_defaults
+from governance._arguments import (
+    ArgumentRefused,
+    PreparedArguments,
+    prepare_arguments,
+    prepare_snapshot,
+    snapshot_arguments,
+)
 from governance._budgets import BudgetDenial, BudgetReservation, BudgetStore, BudgetStoreError
 from governance._canonical import digest
 from governance._contracts import (
@@ -32,9 +38,10 @@ from governance._contracts import (
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import AuditWriteError, GovernanceError, PolicyError
+from governance._errors import AuditWriteError, GovernanceError
 from governance._policy_eval import Policy, evaluate
 from governance._registry import ToolRegistry
+from governance._schemas import SchemaRefused, first_problem, local_validator
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
 
@@ -110,6 +117,13 @@ class LifecycleEvent:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class _Attempt:
+    """Per-call state: whether the tool may have run (so a late failure is not a refusal)."""
+
+    started: bool = False
+
+
 class _AuditFailed(Exception):
     """Internal: an audit append failed; the call must end without executing (further)."""
 
@@ -172,7 +186,7 @@ class Firewall:
             ), None
         try:
             policy = self._policy.current()
-        except PolicyError as exc:
+        except Exception as exc:  # PolicyError, or anything a broken file provokes: fail closed
             return Decision(
                 effect="block",
                 rule_ids=(),
@@ -208,48 +222,59 @@ class Firewall:
         return decision, policy
 
     def call(self, call: ToolCall, *, usage: RunUsage | None = None) -> ToolResult:
-        """Govern one call end to end. Never raises for a refused call: refusals are results."""
+        """Govern one call end to end. Never raises: refusals and failures are results."""
+        attempt = _Attempt()
         try:
-            return self._govern(call, usage)
+            return self._govern(call, usage, attempt)
         except (_AuditFailed, AuditWriteError) as exc:
+            if attempt.started:
+                return _outcome_unrecorded(call, exc)
             return _audit_unavailable(call, exc)
+        except Exception as exc:  # a bug or a broken collaborator: never a traceback, never a run
+            if attempt.started:
+                return _outcome_unrecorded(call, exc)
+            return _internal_refusal(call, exc)
 
-    def _govern(self, call: ToolCall, usage: RunUsage | None) -> ToolResult:
+    def prepare(self, call: ToolCall) -> PreparedArguments:
+        """The one form of `call.arguments` that is judged and executed (ArgumentRefused)."""
         descriptor = self._registry.get(call.tool)
-        defaults_applied: tuple[str, ...] = ()
-        if descriptor is not None:
-            arguments, defaults_applied = with_schema_defaults(
-                descriptor.input_schema, call.arguments
-            )
-            if defaults_applied:
-                call = replace(call, arguments=arguments)
-        self._record(
-            call,
-            "tool.requested",
-            {
-                "arguments": dict(call.arguments),
-                "arguments_digest": self._audit.digest_arguments(call.arguments),
-                "principal": {
-                    "actor": call.principal.actor,
-                    "agent": call.principal.agent,
-                    "team": call.principal.team,
-                },
-                "tokens_used": (usage or RunUsage()).tokens_used,
-                "defaults_applied": list(defaults_applied),
-            },
+        return prepare_arguments(
+            descriptor.input_schema if descriptor is not None else None, call.arguments
         )
+
+    def _govern(self, call: ToolCall, usage: RunUsage | None, attempt: _Attempt) -> ToolResult:
+        descriptor = self._registry.get(call.tool)
+        try:
+            snapshot = snapshot_arguments(call.arguments)
+        except ArgumentRefused as exc:  # not plain JSON: nothing of it can be judged or recorded
+            self._record(call, "tool.requested", self._requested(call, None, usage))
+            self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
+            return _rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
+        # From here on only the snapshot exists: the caller's mapping is never read again.
+        call = replace(call, arguments=snapshot)
+        try:
+            prepared = prepare_snapshot(
+                descriptor.input_schema if descriptor is not None else None, snapshot
+            )
+        except ArgumentRefused as exc:  # a declared path with no single safe reading
+            self._record(call, "tool.requested", self._requested(call, None, usage))
+            decision = self._unsafe_argument(exc)
+            self._record(call, "policy.decided", _decision_record(decision))
+            return self._refusal(call, decision, "blocked", decision.reason, decision.message)
+        call = replace(call, arguments=prepared.arguments)
+        self._record(call, "tool.requested", self._requested(call, prepared, usage))
         if descriptor is not None:
-            problem = self._schema_problem(descriptor, call.arguments)
+            try:
+                problem = self._schema_problem(descriptor, call.arguments)
+            except SchemaRefused as exc:
+                self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
+                return _rejected(call, exc.reason, f"{call.tool} cannot be checked: {exc}")
             if problem is not None:
                 self._record(
                     call, "call.rejected", {"reason": "invalid_arguments", "error": problem}
                 )
-                return ToolResult(
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    outcome="failed",
-                    error=f"invalid arguments for {call.tool}: {problem}",
-                    reason="invalid_arguments",
+                return _rejected(
+                    call, "invalid_arguments", f"invalid arguments for {call.tool}: {problem}"
                 )
 
         decision, policy = self._decide(call, usage)
@@ -276,7 +301,52 @@ class Firewall:
             return gate
         if decision.effect == "require_approval":
             return self._hold(call, descriptor, decision)
-        return self._execute(call, decision, gate)
+        return self._execute(call, decision, gate, attempt)
+
+    def _unsafe_argument(self, exc: ArgumentRefused) -> Decision:
+        """The firewall's own block for an argument that has no safe reading (a path that
+        escapes, or that two readers could resolve differently): no rule can allow it."""
+        try:
+            policy_digest = self._policy.current().digest
+        except Exception:
+            policy_digest = ""
+        return Decision(
+            effect="block",
+            rule_ids=(),
+            reason=exc.reason,
+            policy_digest=policy_digest,
+            registry_digest=self._registry.digest,
+            message=f"{exc}; nothing was executed",
+        )
+
+    def _requested(
+        self, call: ToolCall, prepared: PreparedArguments | None, usage: RunUsage | None
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "principal": {
+                "actor": call.principal.actor,
+                "agent": call.principal.agent,
+                "team": call.principal.team,
+            },
+            "tokens_used": (usage or RunUsage()).tokens_used,
+        }
+        if prepared is None:  # refused while being prepared: what was proposed, if JSON at all
+            try:
+                snapshot = snapshot_arguments(call.arguments)
+            except ArgumentRefused:
+                return {"arguments": None, "arguments_digest": None, **data}
+            return {
+                "arguments": snapshot,
+                "arguments_digest": self._audit.digest_arguments(snapshot),
+                **data,
+            }
+        return {
+            "arguments": dict(call.arguments),
+            "arguments_digest": self._audit.digest_arguments(call.arguments),
+            **data,
+            "defaults_applied": list(prepared.defaults_applied),
+            "canonicalised": list(prepared.canonicalised),
+        }
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -299,7 +369,7 @@ class Firewall:
                 reason=decision.reason,
                 risk=descriptor.risk if descriptor else "critical",
             )
-        except (ApprovalStoreError, ValueError) as exc:
+        except Exception as exc:  # ApprovalStoreError, or a store failing in any other way
             # Nowhere to park the call, so nobody can approve it: fail closed.
             self._record(call, "approval.unavailable", {"error": str(exc)})
             return self._refusal(
@@ -345,7 +415,7 @@ class Firewall:
         store = self._require_approvals()
         request = store.get(approval_id)
         if arguments is not None:
-            self._check_edit(request, dict(arguments))
+            arguments = self._check_edit(request, arguments)
         approved = store.approve(approval_id, reviewer, arguments=arguments, comment=comment)
         edited = arguments is not None
         self._record_for(
@@ -372,19 +442,26 @@ class Firewall:
         )
         return rejected
 
-    def _check_edit(self, request: ApprovalRequest, arguments: dict[str, Any]) -> None:
+    def _check_edit(self, request: ApprovalRequest, arguments: object) -> dict[str, Any]:
+        """The edited arguments in the form that will execute, or EditRefused."""
         descriptor = self._registry.get(request.tool)
         principal = Principal(request.actor, request.agent, request.team)
-        call = ToolCall(request.call_id, request.tool, arguments, request.run_id, principal)
+        call = ToolCall(request.call_id, request.tool, {}, request.run_id, principal)
         problem: tuple[str, str] | None = None
+        recorded: dict[str, Any] | None = None
         if descriptor is None:
             problem = ("unknown_tool", f"{request.tool} is no longer registered")
         else:
-            arguments, _ = with_schema_defaults(descriptor.input_schema, arguments)
-            call = replace(call, arguments=arguments)
-            invalid = self._schema_problem(descriptor, arguments)
-            if invalid is not None:
-                problem = ("invalid_arguments", f"the edited arguments are invalid: {invalid}")
+            try:
+                prepared = prepare_arguments(descriptor.input_schema, arguments)
+                call = replace(call, arguments=prepared.arguments)
+                recorded = prepared.arguments
+                invalid = self._schema_problem(descriptor, call.arguments)
+            except (ArgumentRefused, SchemaRefused) as exc:
+                problem = (exc.reason, f"the edited arguments are refused: {exc}")
+            else:
+                if invalid is not None:
+                    problem = ("invalid_arguments", f"the edited arguments are invalid: {invalid}")
         if problem is None:
             decision = self.decide(call)
             new_rules = set(decision.rule_ids) - set(request.rule_ids)
@@ -400,9 +477,10 @@ class Firewall:
             self._record_for(
                 request,
                 "approval.edit_refused",
-                {"approval_id": request.id, "reason": problem[0], "arguments": arguments},
+                {"approval_id": request.id, "reason": problem[0], "arguments": recorded},
             )
             raise EditRefused(request.id, problem[0], f"{request.id}: {problem[1]}")
+        return dict(call.arguments)
 
     def resume_held(
         self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
@@ -446,19 +524,27 @@ class Firewall:
                 reason=reason,
                 approval_id=approval_id,
             )
-        # The held call was judged with schema defaults filled in; compare like with like.
-        call = replace(call, arguments=self._with_defaults(call.tool, call.arguments))
+        # The held call was judged in its prepared form; compare like with like. What executes
+        # is bound to the request: its arguments (prepared again, by the same function) and
+        # its proposing principal.
+        try:
+            call = replace(call, arguments=self.prepare(call).arguments)
+            execute = replace(
+                call,
+                arguments=self.prepare(
+                    replace(call, arguments=request.effective_arguments)
+                ).arguments,
+                principal=Principal(request.actor, request.agent, request.team),
+            )
+        except ArgumentRefused as exc:
+            self._record(
+                call, "approval.refused", {"approval_id": approval_id, "reason": exc.reason}
+            )
+            return self._approval_refusal(call, approval_id, exc.reason, exc)
         mismatch = self._approval_mismatch(request, call)
         if mismatch is not None:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": mismatch})
             return self._approval_refusal(call, approval_id, mismatch, None)
-
-        # What executes is bound to the request: its arguments and its proposing principal.
-        execute = replace(
-            call,
-            arguments=self._with_defaults(call.tool, request.effective_arguments),
-            principal=Principal(request.actor, request.agent, request.team),
-        )
         decision, policy = self._decide(execute, usage)
         self._record(call, "policy.rechecked", _decision_record(decision))
         if decision.effect == "block":
@@ -604,18 +690,12 @@ class Firewall:
             return self._refusal(call, denied, "blocked", outcome.reason, denied.message)
         return outcome
 
-    def _with_defaults(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        descriptor = self._registry.get(tool)
-        if descriptor is None:
-            return dict(arguments)
-        return with_schema_defaults(descriptor.input_schema, arguments)[0]
-
     def _settle(self, reservation: BudgetReservation | None, outcome: str) -> None:
         if reservation is None or self._budgets is None:
             return
         try:
             self._budgets.settle(reservation, outcome)  # type: ignore[arg-type]
-        except BudgetStoreError:
+        except Exception:  # BudgetStoreError or worse: never turn an outcome into a traceback
             pass  # an unsettled reservation keeps counting: the safe direction
 
     def _refusal(
@@ -639,9 +719,13 @@ class Firewall:
         )
 
     def _execute(
-        self, call: ToolCall, decision: Decision, reservation: BudgetReservation | None = None
+        self,
+        call: ToolCall,
+        decision: Decision,
+        reservation: BudgetReservation | None = None,
+        attempt: _Attempt | None = None,
     ) -> ToolResult:
-        source = self._registry.source_for(call.tool)
+        source = self._registry._source_for(call.tool)
         if source is None:  # unreachable while decide() holds; kept so it can never execute
             self._settle(reservation, "released")
             return ToolResult(
@@ -653,8 +737,12 @@ class Firewall:
         except _AuditFailed:
             self._settle(reservation, "released")
             raise
+        if attempt is not None:
+            attempt.started = True
         try:
-            result = source.call(call)
+            # The tool gets its own deep copy of the judged snapshot, so nothing it does to
+            # its arguments can change what was recorded or what a retry would be judged on.
+            result = source.call(replace(call, arguments=copy.deepcopy(dict(call.arguments))))
         except Exception as exc:  # a source that raises is a failed call, never a dead run
             result = ToolResult(
                 call_id=call.call_id,
@@ -713,20 +801,13 @@ class Firewall:
     def _schema_problem(
         self, descriptor: ToolDescriptor, arguments: Mapping[str, Any]
     ) -> str | None:
+        """The first way `arguments` fail the tool's schema, or None; SchemaRefused when the
+        schema itself cannot be used (invalid, remote or dangling `$ref`, pathological)."""
         validator = self._validators.get(descriptor.name)
         if validator is None:
-            try:
-                Draft202012Validator.check_schema(dict(descriptor.input_schema))
-                validator = Draft202012Validator(dict(descriptor.input_schema))
-            except SchemaError as exc:
-                return f"the tool's own input schema is invalid ({exc.message})"
+            validator = local_validator(descriptor.input_schema)
             self._validators[descriptor.name] = validator
-        errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
-        if not errors:
-            return None
-        first = errors[0]
-        where = ".".join(str(p) for p in first.path) or "(arguments)"
-        return f"{where}: {first.message}"
+        return first_problem(validator, arguments)
 
     def _record_for(self, request: ApprovalRequest, kind: str, data: Mapping[str, Any]) -> None:
         principal = Principal(request.actor, request.agent, request.team)
@@ -746,7 +827,10 @@ class Firewall:
             kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
         )
         for observer in self._observers:
-            observer(event)
+            try:
+                observer(event)
+            except Exception:  # an observer watches; it never decides or interrupts a call
+                pass
 
 
 _HELD_MESSAGE = "held for human approval; nothing was executed"
@@ -760,6 +844,35 @@ def _audit_unavailable(call: ToolCall, exc: Exception) -> ToolResult:
         outcome="failed",
         error=f"not executed: the audit log could not record the call ({exc})",
         reason="audit_unavailable",
+    )
+
+
+def _rejected(call: ToolCall, reason: str, message: str) -> ToolResult:
+    """Refused before any decision (arguments or schema unusable): failed, nothing executed."""
+    return ToolResult(
+        call_id=call.call_id, tool=call.tool, outcome="failed", error=message, reason=reason
+    )
+
+
+def _internal_refusal(call: ToolCall, exc: Exception) -> ToolResult:
+    """An unexpected failure before the tool ran: refused, fail closed, nothing executed."""
+    return ToolResult(
+        call_id=call.call_id,
+        tool=call.tool,
+        outcome="blocked",
+        error=f"not executed: the firewall could not decide this call ({type(exc).__name__})",
+        reason="firewall_error",
+    )
+
+
+def _outcome_unrecorded(call: ToolCall, exc: Exception) -> ToolResult:
+    """A failure after the tool may have run: never reported as "not executed"."""
+    return ToolResult(
+        call_id=call.call_id,
+        tool=call.tool,
+        outcome="failed",
+        error=f"the tool may have run, but its outcome could not be recorded ({exc})",
+        reason="outcome_unknown",
     )
 
 

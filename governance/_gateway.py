@@ -27,7 +27,9 @@ from governance._registry import ToolRegistry
 from governance.tools import builtin_tools
 
 if TYPE_CHECKING:
-    from governance._mcp_source import McpToolSource
+    from governance._mcp_config import McpServerSpec
+    from governance._mcp_mapping import McpToolDefinition
+    from governance._mcp_source import McpToolSource, SourceStatus
 
 DEFAULT_STATE_DIR = Path(".proctor")
 
@@ -60,7 +62,7 @@ class Gateway:
         # A malformed MCP config or pin file refuses to start too; a server that fails is skipped.
         mcp = load_mcp_config(mcp_config) if mcp_config is not None else None
         mcp_pins = load_pins(mcp.lock_path) if mcp is not None else None
-        self.mcp_sources: list[McpToolSource] = []
+        self._mcp_sources: list[McpToolSource] = []
         audit_path = state_dir / "audit.sqlite"
         self.audit = (
             AuditLog.from_env(audit_path, clock=self.clock)
@@ -81,8 +83,8 @@ class Gateway:
             # Imported here: the MCP SDK costs half a second, and most gateways never need it.
             from governance._mcp_source import open_mcp_sources
 
-            self.mcp_sources = open_mcp_sources(mcp, mcp_pins)
-            all_sources.extend(self.mcp_sources)
+            self._mcp_sources = open_mcp_sources(mcp, mcp_pins)
+            all_sources.extend(self._mcp_sources)
         try:
             self.registry = ToolRegistry(all_sources)
         except BaseException:
@@ -101,8 +103,14 @@ class Gateway:
     def workspace(self) -> Path:
         return self.state_dir / "workspace"
 
+    @property
+    def mcp_sources(self) -> tuple[McpSourceView, ...]:
+        """What each MCP server is doing: status, pid, listed tools. Never the source itself
+        (an executable source outside the firewall would be a way around it)."""
+        return tuple(McpSourceView(source) for source in self._mcp_sources)
+
     def close(self) -> None:
-        for source in self.mcp_sources:
+        for source in self._mcp_sources:
             source.close()
         self.budgets.close()
         self.approvals.close()
@@ -118,3 +126,27 @@ class Gateway:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class McpSourceView:
+    """A read-only look at one MCP source: it has no way to call a tool."""
+
+    __slots__ = ("__source",)
+
+    def __init__(self, source: McpToolSource) -> None:
+        self.__source = source
+
+    @property
+    def spec(self) -> McpServerSpec:
+        return self.__source.spec
+
+    @property
+    def status(self) -> SourceStatus:
+        return self.__source.status
+
+    @property
+    def pid(self) -> int | None:
+        return self.__source.pid
+
+    def definitions(self) -> list[McpToolDefinition]:
+        return self.__source.definitions()

@@ -65,6 +65,7 @@ from governance._mcp_mapping import (
 from governance._mcp_pins import PinSet
 from governance._mcp_stdio import StdioLaunch, StdioProcess, exit_code_within, stdio_transport
 from governance._process import process_token
+from governance._schemas import SchemaRefused, check_local_schema
 
 SourceState = Literal["starting", "up", "failed", "down", "closed"]
 DEFAULT_MAX_RESTARTS = 2
@@ -595,6 +596,11 @@ def describe_tools(
         pin, quarantine = pin_verdict(
             definition, pins.get(spec.name, name), required=spec.pin_required
         )
+        if quarantine is None:
+            try:  # a schema that needs a remote (or dangling) `$ref` never gets validated
+                check_local_schema(definition.input_schema)
+            except SchemaRefused as exc:
+                quarantine = exc.reason
         descriptor = build_descriptor(spec.name, definition, mapping, quarantine=quarantine)
         infos.append(McpToolInfo(spec.name, definition, descriptor, mapping is not None, pin))
     return infos

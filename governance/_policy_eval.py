@@ -23,6 +23,7 @@ from governance._contracts import (
     Risk,
     ToolCall,
 )
+from governance._paths import canonical_or_none, is_canonical
 from governance._policy_model import (
     BUDGET_COUNTABLE,
     BUDGET_SCOPES,
@@ -32,7 +33,6 @@ from governance._policy_model import (
     ConditionModel,
     MatchModel,
     PolicyModel,
-    canonical_path,
 )
 
 RuleStatus = Literal["matched", "condition_failed", "not_matched", "error", "disabled"]
@@ -134,14 +134,18 @@ class PathPrefixCheck:
     prefix: str  # canonical, no trailing slash
 
     def test(self, value: object, *, negate: bool) -> bool:
-        path = canonical_path(value)
-        if path is None:
+        # Only a canonical path is judged: the firewall canonicalises declared path arguments
+        # before the decision and hands the tool that same string. Any other spelling (an
+        # undeclared argument, `a/../b`, a backslash) fails the check whether negated or not,
+        # so the policy never judges a path that something else would read differently.
+        if not is_canonical(value):
             return False
+        assert isinstance(value, str)
         if negate:
             # Case-folded so `Secrets/x` cannot slip past "not under secrets/" on a
             # case-insensitive filesystem; the positive test stays exact, the stricter way.
-            return not _under(path.casefold(), self.prefix.casefold())
-        return _under(path, self.prefix)
+            return not _under(value.casefold(), self.prefix.casefold())
+        return _under(value, self.prefix)
 
     def describe(self) -> str:
         return f"under {self.prefix}/"
@@ -404,7 +408,7 @@ class Policy:
 def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition:
     check: Check
     if model.path_prefix is not None:
-        prefix = canonical_path(model.path_prefix)
+        prefix = canonical_or_none(model.path_prefix)
         if prefix is None or prefix == ".":  # the model already refuses these
             raise ValueError(f"unusable path_prefix {model.path_prefix!r}")
         check = PathPrefixCheck(prefix)

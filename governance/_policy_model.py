@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import posixpath
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -28,6 +27,7 @@ from pydantic import (
 )
 
 from governance._contracts import ActionType, Effect, Impact, Risk
+from governance._paths import canonical_or_none
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "policy.schema.json"
 SCHEMA_COMMAND = "python -m governance._policy_model"
@@ -56,23 +56,6 @@ class LocatedValueError(ValueError):
     def __init__(self, message: str, loc: tuple[str | int, ...]) -> None:
         super().__init__(message)
         self.loc = loc
-
-
-def canonical_path(value: object) -> str | None:
-    """The normalised relative form of a path argument, or None when it is not a safe one.
-
-    Backslashes count as separators, '.', '..' and duplicate slashes are resolved; absolute
-    paths, drive letters, NUL bytes and anything that climbs above the root give None.
-    """
-    if not isinstance(value, str) or not value or "\x00" in value:
-        return None
-    path = value.replace("\\", "/")
-    if path.startswith("/") or re.match(r"[A-Za-z]:", path):
-        return None
-    normal = posixpath.normpath(path)
-    if normal == ".." or normal.startswith("../") or normal.startswith("/"):
-        return None
-    return normal
 
 
 def _as_list(value: object) -> object:
@@ -174,7 +157,7 @@ class ConditionModel(_Model):
     def _valid_prefix(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        normal = canonical_path(value)
+        normal = canonical_or_none(value)
         if normal is None or normal == ".":
             raise ValueError(
                 f"path_prefix {value!r} must name a directory inside the workspace, such as "

@@ -44,7 +44,8 @@ class ToolRegistry:
         entry = self._tools.get(name)
         return entry[0] if entry else None
 
-    def source_for(self, name: str) -> ToolSource | None:
+    def _source_for(self, name: str) -> ToolSource | None:
+        """Only the firewall may hold a source: nothing public hands out an executable tool."""
         entry = self._tools.get(name)
         return entry[1] if entry else None
 

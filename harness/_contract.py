@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
-from governance import ConfigError, Policy, ToolRegistry
+from governance import ConfigError, Policy, SchemaRefused, ToolRegistry, local_validator
 from governance._yaml_lines import Loc, format_loc
 from harness._scenario import BlockExpectation, Scenario
 from harness._scenario_load import LoadedScenario
@@ -268,15 +265,14 @@ def _check_arguments(
     if descriptor is None:
         return
     schema = dict(descriptor.input_schema)
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
+    try:  # local references only: checking a scenario never fetches anything
+        validator = local_validator(schema)
+    except SchemaRefused as exc:
         checker.add(
             loc,
             tool,
             "invalid_arguments",
-            f"cannot check the arguments of {tool!r}: its input schema is invalid "
-            f"({exc.message})",
+            f"cannot check the arguments of {tool!r}: {exc} ({exc.reason})",
         )
         return
 
@@ -297,7 +293,6 @@ def _check_arguments(
                 (name,),
                 f"unknown argument {name!r}{_hint(suggestion)}: its arguments are {allowed}",
             )
-    validator = Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(dict(args)), key=lambda e: [str(p) for p in e.path])
     for error in errors:
         path: Loc = tuple(p if isinstance(p, int) else str(p) for p in error.absolute_path)

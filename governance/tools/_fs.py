@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
+from governance._arguments import KIND_KEYWORD, PATH_KIND
 from governance._local_tools import LocalTool, ToolExecutionError, local_tool
+from governance._paths import PathRefused, canonical_path
 
 MAX_READ_BYTES = 1_000_000
 MAX_WRITE_CHARS = 100_000
 MAX_SEARCH_HITS = 50
 _MAX_SEARCH_DEPTH = 32
+_ESCAPES = "path_escapes_sandbox"
+# Declares a field a workspace path: the firewall canonicalises it before the policy judges it.
+_PATH: JsonDict = {KIND_KEYWORD: PATH_KIND}
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK so a FIFO swapped in after the check cannot hang the call; no effect on files.
@@ -69,17 +74,17 @@ class Sandbox:
     # -- path checks ------------------------------------------------------------------------
 
     def parts(self, path: str) -> tuple[str, ...]:
-        """The normalised components of `path` under the root; raises if it would escape."""
-        if not path or "\x00" in path:
-            raise _err("invalid_path", f"invalid path {path!r}: give a non-empty relative path")
-        if os.path.isabs(path):
-            raise _err(
-                "path_escapes_sandbox",
-                f"path {path!r} escapes the sandbox: absolute paths are not allowed",
-            )
-        normalised = posixpath.normpath(path)
-        if normalised == ".." or normalised.startswith("../"):
-            raise _err("path_escapes_sandbox", f"path {path!r} escapes the sandbox")
+        """The components of `path` under the root; raises if it would escape.
+
+        The path is read by `canonical_path`, the same function the firewall canonicalises
+        with before the policy decides, so the sandbox and the policy cannot disagree on it.
+        """
+        try:
+            normalised = canonical_path(path)
+        except PathRefused as exc:
+            reason = _ESCAPES if exc.reason in ("absolute_path", "path_escapes_root") else None
+            what = "escapes the sandbox: " if reason else ""
+            raise _err(reason or "invalid_path", f"{what}{exc}") from exc
         parts = () if normalised == "." else tuple(normalised.split("/"))
         resolved = os.path.realpath(os.path.join(self.root, *parts))
         if os.path.commonpath([resolved, self.root]) != str(self.root):
@@ -368,13 +373,22 @@ def seed_files(root: Path) -> None:
 class ListArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(
-        default=".", min_length=1, max_length=4096, description="Directory, relative to the root."
+        default=".",
+        min_length=1,
+        max_length=4096,
+        description="Directory, relative to the root.",
+        json_schema_extra=_PATH,
     )
 
 
 class ReadArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1, max_length=4096, description="File, relative to the root.")
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="File, relative to the root.",
+        json_schema_extra=_PATH,
+    )
 
 
 class SearchArgs(BaseModel):
@@ -387,26 +401,42 @@ class SearchArgs(BaseModel):
         min_length=1,
         max_length=4096,
         description="Directory or file to search, relative to the root.",
+        json_schema_extra=_PATH,
     )
 
 
 class WriteArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1, max_length=4096, description="File, relative to the root.")
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="File, relative to the root.",
+        json_schema_extra=_PATH,
+    )
     content: str = Field(max_length=MAX_WRITE_CHARS, description="Full new content (UTF-8 text).")
 
 
 class MoveArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    source: str = Field(min_length=1, max_length=4096, description="Existing path to move.")
+    source: str = Field(
+        min_length=1, max_length=4096, description="Existing path to move.", json_schema_extra=_PATH
+    )
     destination: str = Field(
-        min_length=1, max_length=4096, description="New path; must not exist yet."
+        min_length=1,
+        max_length=4096,
+        description="New path; must not exist yet.",
+        json_schema_extra=_PATH,
     )
 
 
 class DeleteArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1, max_length=4096, description="File to delete permanently.")
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="File to delete permanently.",
+        json_schema_extra=_PATH,
+    )
 
 
 def fs_tools(sandbox: Sandbox) -> list[LocalTool]:

@@ -23,7 +23,7 @@ from governance import (
     ToolDescriptor,
     digest,
 )
-from governance._arguments import with_schema_defaults
+from governance._arguments import ArgumentRefused, prepare_arguments
 from governance._policy_eval import Explanation, Policy, explain
 from governance._policy_load import load_policy
 from governance.tools import builtin_registry
@@ -143,6 +143,22 @@ def _print_explanation(context: PolicyContext, result: Explanation) -> None:
     click.echo("(nothing was executed)")
 
 
+def _print_rejection(tool: str, exc: ArgumentRefused, *, as_json: bool) -> None:
+    """The firewall refuses these arguments before any rule is evaluated."""
+    # An unsafe path is the firewall's own block; arguments that are not JSON are rejected.
+    effect = "block" if exc.reason.startswith("invalid_argument:") else "rejected"
+    message = f"{exc}; the firewall refuses the call before any rule is evaluated"
+    if as_json:
+        body = {"tool": tool, "effect": effect, "reason": exc.reason, "message": message}
+        click.echo(json.dumps(body, indent=2, sort_keys=True))
+        return
+    click.echo(f"tool:      {tool}")
+    click.echo(f"decision:  {effect} (before any rule)")
+    click.echo(f"reason:    {exc.reason}")
+    click.echo(f"message:   {message}")
+    click.echo("(nothing was executed)")
+
+
 @policy_group.command("explain")
 @click.argument("file", type=POLICY_FILE)
 @click.option("--tool", "tool", required=True, help="Tool name, e.g. fs.read.")
@@ -182,8 +198,13 @@ def explain_command(
         registry = builtin_registry()
         descriptor = registry.get(tool)
         registry_digest = registry.digest
-    if descriptor is not None:
-        arguments, _ = with_schema_defaults(descriptor.input_schema, arguments)
+    try:  # the same preparation the firewall applies: explain judges what would execute
+        arguments = prepare_arguments(
+            descriptor.input_schema if descriptor else None, arguments
+        ).arguments
+    except ArgumentRefused as exc:
+        _print_rejection(tool, exc, as_json=as_json)
+        return
     call = ToolCall(
         call_id="c1",
         tool=tool,

@@ -5,7 +5,9 @@ import governance.tools
 import harness.cli
 
 GOVERNANCE_API = """
-    ActionType ApprovalConflict ApprovalError ApprovalNotFound ApprovalRequest ApprovalStatus
+    ActionType ArgumentRefused McpSourceView PathRefused PreparedArguments SchemaRefused
+    canonical_path local_validator prepare_arguments
+    ApprovalConflict ApprovalError ApprovalNotFound ApprovalRequest ApprovalStatus
     ApprovalStore ApprovalStoreError AuditEvent AuditLog AuditWriteError Budget BudgetDenial
     BudgetReservation BudgetReset BudgetResetRefused BudgetStatus BudgetStore BudgetStoreError
     ChainVerdict Clock ConfigError Decision EditRefused Effect Explanation Firewall Gateway

@@ -266,5 +266,5 @@ def test_arguments_that_cannot_be_digested_are_refused_not_raised(audit: AuditLo
     source = CountingSource()
     fw, _ = _firewall(source, audit)
     result = fw.call(_call("demo.read", path=float("nan")))
-    assert (result.outcome, result.reason) == ("failed", "audit_unavailable")
+    assert (result.outcome, result.reason) == ("failed", "invalid_arguments")
     assert source.executed == []

@@ -111,7 +111,7 @@ def test_source_satisfies_the_tool_source_protocol_and_registers() -> None:
     assert isinstance(source, ToolSource)
     registry = ToolRegistry([source])
     assert registry.names() == ["demo.greet"]
-    assert registry.source_for("demo.greet") is source
+    assert registry._source_for("demo.greet") is source
 
 
 def test_source_name_is_configurable() -> None:

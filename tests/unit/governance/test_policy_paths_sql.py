@@ -5,51 +5,22 @@ from __future__ import annotations
 import pytest
 
 from governance._policy_eval import PathPrefixCheck, is_read_only_sql
-from governance._policy_model import canonical_path
 
 REPORTS = PathPrefixCheck("reports")
 SECRETS = PathPrefixCheck("secrets")
 
 
 @pytest.mark.parametrize(
-    ("path", "canonical"),
-    [
-        ("reports/a.txt", "reports/a.txt"),
-        ("reports//a.txt", "reports/a.txt"),
-        ("./reports/./a.txt", "reports/a.txt"),
-        ("reports/../secrets.txt", "secrets.txt"),
-        ("reports/./a/../../x", "x"),
-        ("reports\\..\\x", "x"),
-        ("reports/", "reports"),
-        (".", "."),
-        ("..", None),
-        ("../reports/a", None),
-        ("reports/../../x", None),
-        ("/etc/passwd", None),
-        ("//server/share", None),
-        ("\\\\server\\share", None),
-        ("C:/Windows", None),
-        ("c:relative", None),
-        ("", None),
-        ("reports/a\x00.txt", None),
-    ],
-)
-def test_paths_are_canonicalised_or_refused(path: str, canonical: str | None) -> None:
-    assert canonical_path(path) == canonical
-
-
-@pytest.mark.parametrize("value", [None, 5, ["reports/a"], {"p": "reports/a"}, b"reports/a"])
-def test_a_non_string_path_has_no_canonical_form(value: object) -> None:
-    assert canonical_path(value) is None
-
-
-@pytest.mark.parametrize(
     ("path", "passes"),
     [
         ("reports/a.txt", True),
-        ("reports//a.txt", True),
         ("reports/sub/dir/a.txt", True),
         ("reports", True),
+        # Only canonical spellings are judged (the firewall hands the tool exactly those);
+        # any other spelling of even a harmless path fails, negated or not.
+        ("reports//a.txt", False),
+        ("./reports/a.txt", False),
+        ("reports/", False),
         ("reports/../secrets.txt", False),
         ("reports/./a/../../x", False),
         ("reports\\..\\x", False),
@@ -63,7 +34,7 @@ def test_a_non_string_path_has_no_canonical_form(value: object) -> None:
         ("x/reports/a.txt", False),
     ],
 )
-def test_prefix_check_uses_the_canonical_path_and_whole_components(path: str, passes: bool) -> None:
+def test_prefix_check_judges_canonical_paths_by_whole_components(path: str, passes: bool) -> None:
     assert REPORTS.test(path, negate=False) is passes
 
 
@@ -75,6 +46,9 @@ def test_prefix_check_uses_the_canonical_path_and_whole_components(path: str, pa
         ("secrets/key", False),
         ("secrets", False),
         ("reports/../secrets/key", False),
+        ("reports/../reports/a.txt", False),  # harmless, but not canonical: not judged
+        ("secrets\\..\\reports/a.txt", False),
+        ("secrets/a\\../../api_keys.txt", False),
         ("SECRETS/key", False),  # would be the same directory on a case-insensitive disk
         ("Secrets/key", False),
         ("/etc/passwd", False),  # not under secrets/, but absolute: never passes

@@ -45,7 +45,7 @@ def test_lookup_returns_descriptor_and_source() -> None:
     assert registry.names() == ["fs.list", "fs.read"]
     descriptor = registry.get("fs.read")
     assert descriptor is not None and descriptor.source == "local"
-    assert registry.source_for("fs.read") is source
+    assert registry._source_for("fs.read") is source
     assert registry.get("fs.nope") is None and "fs.nope" not in registry
 
 

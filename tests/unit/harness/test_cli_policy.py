@@ -189,3 +189,35 @@ def test_explain_with_a_broken_policy_exits_3(policy_file: Path) -> None:
     code, _, err = _run("policy", "explain", str(policy_file), "--tool", "fs.read")
     assert code == codes.INVALID_SUITE
     assert f"{policy_file}:2:" in err
+
+
+def test_explain_blocks_the_backslash_bypass_before_any_rule() -> None:
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    shipped = str(Path(__file__).resolve().parents[3] / "governance/data/default_policy.yaml")
+    for raw in ("secrets/a\\\\../../api_keys.txt", "notes/..\\\\..\\\\secrets/api_keys.txt"):
+        result = CliRunner().invoke(
+            cli,
+            ["policy", "explain", shipped, "--tool", "fs.read", "--json", "--args",
+             '{"path": "' + raw + '"}'],
+        )
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.output)
+        assert (body["effect"], body["reason"]) == ("block", "invalid_argument:path")
+
+
+def test_explain_judges_the_canonical_form_the_firewall_would_execute() -> None:
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    shipped = str(Path(__file__).resolve().parents[3] / "governance/data/default_policy.yaml")
+    result = CliRunner().invoke(
+        cli,
+        ["policy", "explain", shipped, "--tool", "fs.read", "--json", "--args",
+         '{"path": "notes/../secrets/api_keys.txt"}'],
+    )
+    body = json.loads(result.output)
+    assert (body["effect"], body["rule_ids"]) == ("block", ["fs-no-secrets"])
