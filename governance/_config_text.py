@@ -83,14 +83,15 @@ def read_capped(path: Path, error_factory: ErrorFactory, *, subject: str) -> byt
     with path.open("rb") as handle:
         raw = handle.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
-        raise _too_big(error_factory, str(path), subject)
+        raise _too_big(error_factory, str(path), subject, raw[:MAX_BYTES].count(b"\n") + 1)
     return raw
 
 
-def _too_big(error_factory: ErrorFactory, path: str, subject: str) -> ConfigError:
+def _too_big(error_factory: ErrorFactory, path: str, subject: str, line: int) -> ConfigError:
+    """Names the line where the file crosses the cap: where to start trimming."""
     return error_factory(
         path,
-        None,
+        line,
         f"the {subject} is over the {MAX_BYTES:,}-byte limit on files Proctor reads (a "
         "policy, scenario or baseline is a few kilobytes); split it or trim it",
     )
@@ -101,7 +102,7 @@ def decode_text(
 ) -> str:
     """UTF-8 text within the size cap with no forbidden characters (a UTF-8 BOM is dropped)."""
     if len(raw) > MAX_BYTES:
-        raise _too_big(error_factory, path, subject)
+        raise _too_big(error_factory, path, subject, raw[:MAX_BYTES].count(b"\n") + 1)
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
             raise error_factory(
@@ -129,7 +130,7 @@ def check_text(
 ) -> None:
     """Refuse text over the cap or holding a character no configuration file may hold."""
     if len(text) > MAX_BYTES:
-        raise _too_big(error_factory, path, subject)
+        raise _too_big(error_factory, path, subject, text[:MAX_BYTES].count("\n") + 1)
     found = _FORBIDDEN.search(text)
     if found is None:
         return

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from yaml.events import MappingStartEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from governance._config_text import (
@@ -55,7 +56,7 @@ class _LineLoader(yaml.SafeLoader):
     def error(self, node: Node, message: str) -> ConfigError:
         return self.error_factory(self.source_path, node.start_mark.line + 1, message)
 
-    def _too_deep(self, line: int) -> ConfigError:
+    def _too_deep(self, line: int | None) -> ConfigError:
         return self.error_factory(
             self.source_path,
             line,
@@ -65,25 +66,35 @@ class _LineLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         # PyYAML composes recursively: refuse deep nesting before the stack runs out.
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if not isinstance(event, SequenceStartEvent | MappingStartEvent):
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            mark = event.start_mark
+            raise self._too_deep(None if mark is None else mark.line + 1)
         self._depth += 1
         try:
-            if self._depth > MAX_DEPTH:
-                event = self.peek_event()  # type: ignore[no-untyped-call]
-                raise self._too_deep(event.start_mark.line + 1)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
-    def to_data(self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset()) -> Any:
+    def to_data(
+        self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset(), reading: int = 0
+    ) -> Any:
+        # `reading` is the furthest line on the way here: an alias points back to its anchor,
+        # and a problem found while expanding it is reported where the alias is used.
+        reading = max(reading, node.start_mark.line + 1)
         self._visited += 1
         if self._visited > MAX_NODES:
-            raise self.error(
-                node,
+            raise self.error_factory(
+                self.source_path,
+                reading,
                 f"the {self.subject} has more than {MAX_NODES} YAML nodes (counting each use of "
                 "an alias); write it out without aliases, or split it",
             )
-        if len(loc) >= MAX_DEPTH:  # aliases can nest deeper than the text does
-            raise self._too_deep(node.start_mark.line + 1)
+        containers = MappingNode | SequenceNode
+        if isinstance(node, containers) and len(loc) >= MAX_DEPTH:
+            raise self._too_deep(reading)  # aliases can nest deeper than the text does
         if id(node) in active:
             raise self.error(node, "a YAML alias refers to itself; write the value out")
         inner = active | {id(node)}
@@ -101,7 +112,7 @@ class _LineLoader(yaml.SafeLoader):
                         "name each key once; delete or merge one of them",
                     )
                 self.lines[(*loc, key)] = key_node.start_mark.line + 1
-                result[key] = self.to_data(value_node, (*loc, key), inner)
+                result[key] = self.to_data(value_node, (*loc, key), inner, reading)
             return result
         if isinstance(node, SequenceNode):
             if node.tag != _SEQ_TAG:
@@ -109,7 +120,7 @@ class _LineLoader(yaml.SafeLoader):
             items = []
             for index, item in enumerate(node.value):
                 self.lines[(*loc, index)] = item.start_mark.line + 1
-                items.append(self.to_data(item, (*loc, index), inner))
+                items.append(self.to_data(item, (*loc, index), inner, reading))
             return items
         return self._scalar(node, loc)
 

@@ -29,6 +29,8 @@ def _load_script(path: Path) -> list[object]:
         raise ConfigError(path, None, f"cannot read the script ({exc.strerror or exc})") from None
     text = decode_text(raw, where, ConfigError, subject="replay script")
     data, lines = load_yaml_with_lines(text, where, ConfigError, subject="replay script")
+    if data is None:
+        raise ConfigError(path, 1, "the replay script is empty: write a list of turns")
     base: tuple[str, ...] = ("script",) if isinstance(data, dict) else ()
     steps = data.get("script") if isinstance(data, dict) else data
     try:
