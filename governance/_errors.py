@@ -15,14 +15,22 @@ class ConfigError(GovernanceError):
     def __init__(self, path: str | Path | None, line: int | None, message: str) -> None:
         self.path = str(path) if path is not None else None
         self.line = line
+        self.column: int | None = None  # 1-based, when the problem is one character
         self.message = message
         super().__init__(str(self))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Crosses process boundaries (parallel suite runs) with its fields intact.
+        return (type(self), (self.path, self.line, self.message), {"column": self.column})
 
     def __str__(self) -> str:
         where = self.path or "<input>"
         if self.line is not None:
             where = f"{where}:{self.line}"
-        return f"{where}: {self.message}"
+        # A path or message may hold a lone surrogate (an undecodable file name): printing it
+        # must not raise, so such characters are shown as escapes.
+        text = f"{where}: {self.message}"
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class PolicyError(ConfigError):

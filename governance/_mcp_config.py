@@ -36,6 +36,7 @@ from pydantic import (
     field_validator,
 )
 
+from governance._config_text import read_capped
 from governance._contracts import ActionType, Risk
 from governance._errors import ConfigError
 from governance._yaml_lines import Loc, data_loc, decode_text, format_loc, load_yaml_with_lines
@@ -370,7 +371,7 @@ def load_mcp_config(path: str | Path) -> McpConfig:
     """Read and validate one MCP servers file."""
     target = Path(path)
     try:
-        raw = target.read_bytes()
+        raw = read_capped(target, McpConfigError, subject="MCP config")
     except OSError as exc:
         raise McpConfigError(
             target, None, f"cannot read the MCP config ({exc.strerror or exc}); check the path"

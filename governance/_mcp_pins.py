@@ -24,9 +24,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from governance._config_text import decode_text, read_capped
 from governance._errors import ConfigError
+from governance._json_lines import load_json
 from governance._mcp_mapping import McpToolDefinition
-from governance._yaml_lines import data_loc, decode_text, format_loc, load_yaml_with_lines
 
 LOCK_VERSION = 1
 Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
@@ -83,7 +84,7 @@ def _invalid(path: str, line: int | None, message: str) -> McpLockError:
 def load_pins(path: Path) -> PinSet:
     """Read a lock file. A missing file is an empty PinSet; a malformed one is an error."""
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path, _invalid, subject="pin file")
     except FileNotFoundError:
         return PinSet(path=path)
     except OSError as exc:
@@ -91,20 +92,16 @@ def load_pins(path: Path) -> PinSet:
             path, None, f"cannot read the pin file ({exc.strerror or exc})"
         ) from None
     where = str(path)
-    text = decode_text(raw, where, McpLockError, subject="pin file")
+    text = decode_text(raw, where, _invalid, subject="pin file", yaml_breaks=False)
+    document = load_json(text, where, _invalid, subject="pin file")
+    if not isinstance(document.data, dict):
+        raise _invalid(where, 1, "a pin file is a JSON object with version and servers")
     try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _invalid(where, exc.lineno, f"not valid JSON ({exc.msg})") from None
-    # JSON is YAML here, read with line numbers so a bad entry is named by line.
-    data, lines = load_yaml_with_lines(text, where, McpLockError, subject="pin file")
-    try:
-        model = _LockModel.model_validate(data)
+        model = _LockModel.model_validate(document.data)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        shown, existing = data_loc(data, tuple(error["loc"]))
-        message = str(error["msg"])
-        raise _invalid(where, lines.get(existing, 1), f"{format_loc(shown)}: {message}") from None
+        line, shown = document.where(tuple(error["loc"]))
+        raise _invalid(where, line, f"{shown}: {error['msg']}") from None
     return PinSet(servers=model.servers, path=path)
 
 

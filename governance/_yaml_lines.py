@@ -1,26 +1,43 @@
 """Safe YAML with the 1-based line of every key and item, for errors that name file and line.
 
-Shared by the policy and scenario loaders; each passes the error class it raises. Duplicate
-keys, merge keys, custom tags and self-referencing aliases are refused rather than guessed at.
+Shared by the policy, MCP config and scenario loaders; each passes the error class it raises.
+Duplicate keys, merge keys, tags other than plain JSON types, self-referencing aliases, alias
+bombs, nesting deeper than MAX_DEPTH, non-finite numbers and lone surrogates are refused rather
+than guessed at; the text itself is checked first (governance._config_text). Every problem is
+the caller's error class: no PyYAML, recursion or Unicode exception escapes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from yaml.events import MappingStartEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from governance._config_text import (
+    MAX_DEPTH,
+    ErrorFactory,
+    check_text,
+    lone_surrogate,
+    pair_surrogates,
+    surrogate_message,
+)
+from governance._config_text import decode_text as decode_text
 from governance._errors import ConfigError
 
 Loc = tuple[str | int, ...]
-ErrorFactory = Callable[[str, int | None, str], ConfigError]
-"""Builds the caller's error from (path, 1-based line or None, message)."""
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null")
+)
+# A date written unquoted stays the text it is: configuration values are JSON types.
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 MAX_NODES = 100_000
 
 
@@ -34,14 +51,50 @@ class _LineLoader(yaml.SafeLoader):
         self.subject = subject
         self.lines: dict[Loc, int] = {}
         self._visited = 0
+        self._depth = 0
 
     def error(self, node: Node, message: str) -> ConfigError:
         return self.error_factory(self.source_path, node.start_mark.line + 1, message)
 
-    def to_data(self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset()) -> Any:
+    def _too_deep(self, line: int | None) -> ConfigError:
+        return self.error_factory(
+            self.source_path,
+            line,
+            f"the {self.subject} nests lists and mappings more than {MAX_DEPTH} levels deep; "
+            "flatten it",
+        )
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        # PyYAML composes recursively: refuse deep nesting before the stack runs out.
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if not isinstance(event, SequenceStartEvent | MappingStartEvent):
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            mark = event.start_mark
+            raise self._too_deep(None if mark is None else mark.line + 1)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def to_data(
+        self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset(), reading: int = 0
+    ) -> Any:
+        # `reading` is the furthest line on the way here: an alias points back to its anchor,
+        # and a problem found while expanding it is reported where the alias is used.
+        reading = max(reading, node.start_mark.line + 1)
         self._visited += 1
         if self._visited > MAX_NODES:
-            raise self.error(node, f"the {self.subject} has more than {MAX_NODES} YAML nodes")
+            raise self.error_factory(
+                self.source_path,
+                reading,
+                f"the {self.subject} has more than {MAX_NODES} YAML nodes (counting each use of "
+                "an alias); write it out without aliases, or split it",
+            )
+        containers = MappingNode | SequenceNode
+        if isinstance(node, containers) and len(loc) >= MAX_DEPTH:
+            raise self._too_deep(reading)  # aliases can nest deeper than the text does
         if id(node) in active:
             raise self.error(node, "a YAML alias refers to itself; write the value out")
         inner = active | {id(node)}
@@ -59,7 +112,7 @@ class _LineLoader(yaml.SafeLoader):
                         "name each key once; delete or merge one of them",
                     )
                 self.lines[(*loc, key)] = key_node.start_mark.line + 1
-                result[key] = self.to_data(value_node, (*loc, key), inner)
+                result[key] = self.to_data(value_node, (*loc, key), inner, reading)
             return result
         if isinstance(node, SequenceNode):
             if node.tag != _SEQ_TAG:
@@ -67,19 +120,56 @@ class _LineLoader(yaml.SafeLoader):
             items = []
             for index, item in enumerate(node.value):
                 self.lines[(*loc, index)] = item.start_mark.line + 1
-                items.append(self.to_data(item, (*loc, index), inner))
+                items.append(self.to_data(item, (*loc, index), inner, reading))
             return items
-        return self.construct_object(node, deep=True)
+        return self._scalar(node, loc)
+
+    def _scalar(self, node: Node, loc: Loc) -> Any:
+        """A string, finite number, boolean or null; anything else is refused at its line."""
+        if node.tag == _TIMESTAMP_TAG and isinstance(node.value, str):
+            return self._string(node, node.value, loc)
+        if node.tag not in _PLAIN_TAGS:
+            raise self.error(
+                node,
+                f"invalid YAML: unsupported tag {node.tag!r}{_in(loc)}; remove it (the "
+                f"{self.subject} may hold only strings, numbers, booleans, null, lists and "
+                "mappings)",
+            )
+        try:
+            value = self.construct_object(node, deep=True)
+        except (ValueError, OverflowError):
+            raise self.error(
+                node, f"the number {_short(node.value)}{_in(loc)} cannot be read; shorten it"
+            ) from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.error(
+                node,
+                f"{node.value!r}{_in(loc)} is not a finite number; write a finite number, or "
+                "quote it to mean the text",
+            )
+        if isinstance(value, str):
+            return self._string(node, value, loc)
+        return value
+
+    def _string(self, node: Node, value: str, loc: Loc) -> str:
+        value = pair_surrogates(value)
+        if lone_surrogate(value) is not None:
+            raise self.error(node, f"{surrogate_message(value)}{_in(loc)}")
+        return value
 
     def _key(self, node: Node, loc: Loc) -> str:
         if node.tag == _MERGE_TAG:
             raise self.error(node, "YAML merge keys ('<<') are not supported; write the keys out")
         if not isinstance(node, ScalarNode):
             raise self.error(node, f"a key{_in(loc)} must be a plain string")
-        key = self.construct_object(node, deep=True)
+        key = self._scalar(node, loc)
         if not isinstance(key, str):
             raise self.error(node, f"key {node.value!r}{_in(loc)} must be a string; quote it")
         return key
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
 
 
 def _in(loc: Loc) -> str:
@@ -135,6 +225,7 @@ def load_yaml_with_lines(
     `lines` maps a location such as `("rules", 0, "effect")` to its 1-based line. Every
     problem is raised as `error_factory(path, line, message)`; `subject` names the file kind.
     """
+    check_text(text, path, error_factory, subject=subject)
     loader = _LineLoader(text, path, error_factory, subject)
     try:
         try:
@@ -146,16 +237,9 @@ def load_yaml_with_lines(
         line, detail = _yaml_problem(exc, text)
         raise error_factory(path, line, f"invalid YAML: {detail}") from None
     except yaml.YAMLError as exc:
-        raise error_factory(path, None, f"invalid YAML: {exc}") from None
-    return data, loader.lines
-
-
-def decode_text(raw: bytes, path: str, error_factory: ErrorFactory, *, subject: str) -> str:
-    """UTF-8 (a BOM is dropped); anything else is an error naming the first bad line."""
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        raise error_factory(path, 1, f"invalid YAML: {exc}") from None
+    except RecursionError:  # a last resort: compose_node and to_data refuse depth first
         raise error_factory(
-            path, line, f"the {subject} is not UTF-8 text; save it as UTF-8"
+            path, 1, f"the {subject} nests too deeply to read; flatten it"
         ) from None
+    return data, loader.lines

@@ -14,13 +14,15 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from governance import Clock
+from governance._config_text import decode_text, read_capped
+from governance._json_lines import JsonDocument, load_json
 from harness._checks import inventory_of
 from harness._errors import BaselineError, HarnessError
 from harness._gate import gate
@@ -41,6 +43,7 @@ _ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
 _DIGEST = r"^sha256:[0-9a-f]{64}$"
 _SCENARIO_ID = re.compile(ID_PATTERN)
 _SUMMARY_REGRESSIONS = 5
+_MAX_ERRORS = 10
 
 
 class _Model(BaseModel):
@@ -245,56 +248,64 @@ def baseline_diff(old: Baseline | None, new: Baseline) -> str:
 def load_baseline(path: str | Path = BASELINE_PATH) -> Baseline:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_capped(path, BaselineError, subject="baseline file")
     except FileNotFoundError:
         raise BaselineError(
             path, None, "no baseline file; record one with `proctor baseline record --reason ...`"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(path, None, f"cannot read the baseline: {exc}") from None
+    except OSError as exc:
+        raise BaselineError(
+            path, None, f"cannot read the baseline ({exc.strerror or exc}); check the path"
+        ) from None
+    text = decode_text(raw, str(path), BaselineError, subject="baseline file", yaml_breaks=False)
     return load_baseline_text(text, str(path))
 
 
+_RERECORD = (
+    f"the format is {SCHEMA_PATH.name}; re-record with `proctor baseline record` rather than "
+    "editing by hand"
+)
+
+
 def load_baseline_text(text: str, origin: str = "<baseline>") -> Baseline:
-    """Parse and validate baseline JSON; errors name `origin`, the line (for bad JSON) and field."""
-    data = _parse_json(text, origin)
-    if not isinstance(data, dict):
-        raise BaselineError(origin, None, "a baseline is a JSON object with version, metrics, ...")
-    try:
-        return Baseline.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            f"{_loc(err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()[:10]
-        ]
+    """Parse and validate baseline JSON; every error names `origin`, the line and the fix."""
+    document = load_json(text, origin, BaselineError, subject="baseline file")
+    if not isinstance(document.data, dict):
         raise BaselineError(
             origin,
-            None,
-            "invalid baseline: " + "; ".join(problems) + f" (the format is {SCHEMA_PATH.name}; "
-            "re-record with `proctor baseline record` rather than editing by hand)",
-        ) from None
-
-
-def _parse_json(text: str, origin: str) -> Any:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        dupes = sorted({k for k in keys if keys.count(k) > 1})
-        if dupes:
-            raise ValueError(f"duplicate key(s) {', '.join(map(repr, dupes))}")
-        return dict(pairs)
-
+            1,
+            "a baseline is a JSON object with version, metrics, scenarios and history; "
+            + _RERECORD,
+        )
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(origin, exc.lineno, f"not valid JSON: {exc.msg}") from None
-    except ValueError as exc:
-        raise BaselineError(origin, None, f"not valid JSON: {exc}") from None
+        return Baseline.model_validate(document.data)
+    except ValidationError as exc:
+        raise _validation_error(exc, document, origin) from None
 
 
-def _loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+def _validation_error(exc: ValidationError, document: JsonDocument, origin: str) -> BaselineError:
+    """The first problem at its line; up to nine more, each as `FILE:LINE: ...`."""
+    found: list[tuple[int, str]] = []
+    for error in exc.errors(include_url=False):
+        line, where = document.where(tuple(error["loc"]))
+        message = str(error["msg"]).removeprefix("Value error, ")
+        found.append((line, f"invalid baseline: {where or '(top level)'}: {message}"))
+    found.sort(key=lambda item: item[0])
+    line, first = found[0]
+    rest = [f"{origin}:{ln}: {msg}" for ln, msg in found[1:_MAX_ERRORS]]
+    if len(found) > _MAX_ERRORS:
+        rest.append(f"... and {len(found) - _MAX_ERRORS} more problems")
+    return BaselineError(origin, line, "\n".join([f"{first} ({_RERECORD})", *rest]))
+
+
+def load_trace_json(text: str, origin: str) -> JsonDocument:
+    """A stored trace's JSON, checked as strictly as the baseline (errors are BaselineError)."""
+    document = load_json(text, origin, BaselineError, subject="stored trace")
+    if not isinstance(document.data, dict):
+        raise BaselineError(
+            origin, 1, "a stored trace is a JSON object; re-record the baseline"
+        )
+    return document
 
 
 def render_json(data: Any) -> str:
@@ -354,17 +365,20 @@ def load_baseline_traces(directory: str | Path = TRACES_DIR) -> dict[str, dict[s
         return {}
     traces: dict[str, dict[str, Any]] = {}
     for path in sorted(directory.glob("*.json")):
+        where = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BaselineError(path, None, f"cannot read the stored trace: {exc}") from None
-        data = _parse_json(text, str(path))
-        if not isinstance(data, dict):
-            raise BaselineError(path, None, "a stored trace is a JSON object")
+            raw = read_capped(path, BaselineError, subject="stored trace")
+        except OSError as exc:
+            raise BaselineError(
+                path, None, f"cannot read the stored trace ({exc.strerror or exc})"
+            ) from None
+        text = decode_text(raw, where, BaselineError, subject="stored trace", yaml_breaks=False)
+        document = load_trace_json(text, where)
+        data = document.data
         if data.get("scenario_id") != path.stem:
             raise BaselineError(
                 path,
-                None,
+                document.line_of(("scenario_id",)),
                 f"the stored trace is of scenario {data.get('scenario_id')!r}, not {path.stem!r}; "
                 "re-record the baseline",
             )

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from governance._config_text import read_capped
 from governance._yaml_lines import Loc, decode_text, format_loc, load_yaml_with_lines
 from harness._errors import ScenarioError
 from harness._scenario import Scenario, ScenarioFile
@@ -150,13 +151,12 @@ def _display_path(file: Path, root: Path) -> str:
 def _load_file(path: Path, shown: str, problems: list[_Problem]) -> list[LoadedScenario]:
     name = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path, ScenarioError, subject="scenario file")
+        text = decode_text(raw, name, ScenarioError, subject="scenario file")
+        data, lines = load_yaml_with_lines(text, name, ScenarioError, subject="scenario file")
     except OSError as exc:
         problems.append(_Problem(name, None, f"cannot read the file ({exc.strerror or exc})"))
         return []
-    try:
-        text = decode_text(raw, name, ScenarioError, subject="scenario file")
-        data, lines = load_yaml_with_lines(text, name, ScenarioError, subject="scenario file")
     except ScenarioError as exc:
         problems.append(_Problem(name, exc.line, exc.message))
         return []

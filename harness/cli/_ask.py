@@ -6,10 +6,11 @@ import secrets
 from pathlib import Path
 
 import click
-import yaml
 from pydantic import ValidationError
 
 from governance import ConfigError, Principal
+from governance._config_text import decode_text, read_capped
+from governance._yaml_lines import data_loc, format_loc, load_yaml_with_lines
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
@@ -20,18 +21,30 @@ from harness.cli._running import SCRIPT, build_provider, print_run
 
 
 def _load_script(path: Path) -> list[object]:
+    """A replay script: a YAML list of turns, or a mapping with the list under `script:`."""
+    where = str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(path, mark.line + 1 if mark else None, f"not valid YAML: {exc}") from None
+        raw = read_capped(path, ConfigError, subject="replay script")
+    except OSError as exc:
+        raise ConfigError(path, None, f"cannot read the script ({exc.strerror or exc})") from None
+    text = decode_text(raw, where, ConfigError, subject="replay script")
+    data, lines = load_yaml_with_lines(text, where, ConfigError, subject="replay script")
+    if data is None:
+        raise ConfigError(path, 1, "the replay script is empty: write a list of turns")
+    base: tuple[str, ...] = ("script",) if isinstance(data, dict) else ()
     steps = data.get("script") if isinstance(data, dict) else data
     try:
         SCRIPT.validate_python(steps)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(path, None, f"script[{where}]: {first['msg']}") from None
+        loc = (*base, *first["loc"])
+        shown, existing = data_loc(data, loc)
+        raise ConfigError(
+            path,
+            lines.get(existing, 1),
+            f"{format_loc(shown) or 'script'}: {first['msg']} (the replay scripts under "
+            "scenarios/scripts/ show the format)",
+        ) from None
     assert isinstance(steps, list)
     return steps
 

@@ -4,14 +4,20 @@ printing and writing a scored suite, and the exit code."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness._baseline import Baseline, load_baseline, load_baseline_text, load_baseline_traces
+from governance._config_text import decode_text
+from harness._baseline import (
+    Baseline,
+    load_baseline,
+    load_baseline_text,
+    load_baseline_traces,
+    load_trace_json,
+)
 from harness._errors import BaselineError
 from harness._results import SuiteResult
 from harness._suite import exit_code
@@ -34,27 +40,28 @@ def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[st
     where = path.parent if path.parent.is_dir() else None
     base = "./" if where is not None else f"{path.parent.as_posix()}/"
     shown = f"{ref}:{path.as_posix()}"
-    text = _git(where, "show", f"{ref}:{base}{path.name}")
-    if text is None:
+    raw = _git(where, "show", f"{ref}:{base}{path.name}")
+    if raw is None:
         raise click.BadParameter(f"{shown} does not exist", param_hint="--baseline-ref")
+    text = decode_text(raw, shown, BaselineError, subject="baseline file", yaml_breaks=False)
     baseline = load_baseline_text(text, shown)
     traces: dict[str, dict[str, Any]] = {}
-    listing = _git(where, "ls-tree", "--name-only", f"{ref}:{base}traces")
-    for name in (listing or "").split():
+    listing = _git(where, "ls-tree", "--name-only", "-z", f"{ref}:{base}traces")
+    for name in (listing or b"").decode("utf-8", "surrogateescape").split("\0"):
         if name.endswith(".json"):
-            raw = _git(where, "show", f"{ref}:{base}traces/{name}")
-            if raw is not None:
-                try:
-                    traces[name[: -len(".json")]] = json.loads(raw)
-                except ValueError as exc:
-                    raise BaselineError(f"{ref}:{name}", None, f"not JSON: {exc}") from None
+            stored = _git(where, "show", f"{ref}:{base}traces/{name}")
+            if stored is not None:
+                origin = f"{ref}:{base}traces/{name}"
+                text = decode_text(
+                    stored, origin, BaselineError, subject="stored trace", yaml_breaks=False
+                )
+                traces[name[: -len(".json")]] = load_trace_json(text, origin).data
     return baseline, traces
 
 
-def _git(cwd: Path | None, *args: str) -> str | None:
-    done = subprocess.run(
-        ["git", *args], capture_output=True, text=True, check=False, timeout=60, cwd=cwd
-    )
+def _git(cwd: Path | None, *args: str) -> bytes | None:
+    """git's output as bytes: what a ref holds is decoded (and checked) by the loaders."""
+    done = subprocess.run(["git", *args], capture_output=True, check=False, timeout=60, cwd=cwd)
     return done.stdout if done.returncode == 0 else None
 
 

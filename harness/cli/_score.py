@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 
+from governance import ConfigError
+from governance._config_text import decode_text, read_capped
+from governance._json_lines import JsonDocument, load_json
 from harness._scenario_load import load_scenarios
 from harness._suite import assemble
 from harness._trace import Trace
@@ -23,24 +26,44 @@ def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
     report = report_dir / "report.json"
     if not report.is_file():
         raise click.BadParameter(f"{report} is missing: not a report directory", param_hint="RUN")
+    data = _read_json(report, "report").data
     try:
-        data = json.loads(report.read_text(encoding="utf-8"))
         entries = [str(entry["trace"]) for entry in data.get("scenarios", [])]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        problem = f"{report} is not a Proctor report ({exc})"
+    except (KeyError, TypeError, AttributeError) as exc:
+        problem = f"{report} is not a Proctor report (no {exc} in its scenarios)"
         raise click.BadParameter(problem, param_hint="RUN") from None
     traces = []
     for entry in entries:
         path = (report_dir / entry).resolve()
         if not path.is_relative_to(report_dir.resolve()):
             raise click.BadParameter(f"{report} points outside the run: {entry}", param_hint="RUN")
+        document = _read_json(path, "stored trace")
         try:
-            traces.append(Trace.model_validate_json(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            first = str(exc).splitlines()[0]
-            problem = f"cannot read the trace {path}: {first}"
+            traces.append(Trace.model_validate_json(document.text))
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            line, where = document.where(tuple(error["loc"]))
+            problem = f"{path}:{line}: {where or 'the trace'}: {error['msg']}; re-run the suite"
             raise click.BadParameter(problem, param_hint="RUN") from None
     return str(data.get("run_id", report_dir.name)), traces
+
+
+def _read_json(path: Path, subject: str) -> JsonDocument:
+    """A JSON object Proctor wrote under a run directory; any problem is a usage error on RUN."""
+    where = str(path)
+    try:
+        raw = read_capped(path, ConfigError, subject=subject)
+        text = decode_text(raw, where, ConfigError, subject=subject, yaml_breaks=False)
+        document = load_json(text, where, ConfigError, subject=subject)
+    except OSError as exc:
+        problem = f"cannot read {path} ({exc.strerror or exc})"
+        raise click.BadParameter(problem, param_hint="RUN") from None
+    except ConfigError as exc:
+        raise click.BadParameter(f"{exc}; re-run the suite", param_hint="RUN") from None
+    if not isinstance(document.data, dict):
+        problem = f"{path}:1: the {subject} is not a JSON object; re-run the suite"
+        raise click.BadParameter(problem, param_hint="RUN")
+    return document
 
 
 @cli.command("score")

@@ -265,7 +265,7 @@ def test_a_schema_error_exits_3_with_file_and_line(small: Path) -> None:
         ('{"version": 1,\n "metrics": {\n', "baselines/baseline.json:3: not valid JSON"),
         (
             '{"version": 1, "metrics": [], "scenarios": {}, "history": []}',
-            "baselines/baseline.json: invalid baseline: metrics: Input should be a valid "
+            "baselines/baseline.json:1: invalid baseline: metrics: Input should be a valid "
             "dictionary",
         ),
     ],
