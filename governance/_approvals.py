@@ -26,6 +26,7 @@ from governance._canonical import canonical_json
 from governance._clock import Clock, SystemClock
 from governance._contracts import RISKS, Principal, Risk
 from governance._errors import GovernanceError
+from governance._identity import look_alike, name_problem, same_person
 from governance._process import current_process_token, process_is_alive
 
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
@@ -106,6 +107,10 @@ class SelfApprovalError(ApprovalError):
     """The proposing actor tried to approve their own request."""
 
 
+class IdentityRefused(ApprovalError):
+    """A reviewer name that is malformed or a look-alike of a different existing name."""
+
+
 class ApprovalStoreError(ApprovalError):
     """The store could not be read or written (SQLite or OS failure): callers fail closed."""
 
@@ -163,11 +168,6 @@ def _json_object(name: str, value: object) -> str:
         return canonical_json(dict(value)).decode("utf-8")
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} cannot be stored as JSON: {exc}") from exc
-
-
-def _same_identity(a: str, b: str) -> bool:
-    # "Alice" and " alice" are one person for the purpose of refusing self-approval.
-    return a.strip().casefold() == b.strip().casefold()
 
 
 def _conflict(request: ApprovalRequest) -> ApprovalConflict:
@@ -439,16 +439,14 @@ class ApprovalStore:
         status_reason: str | None = None,
         approved_arguments: str | None = None,
         refuse_actor: bool = False,
+        check_name: bool = False,
     ) -> ApprovalRequest:
         """One conditional update from `pending`; the loser gets ApprovalConflict."""
         now = self._now()
         with self._db() as conn:
             current = self._row(conn, approval_id)
-            if refuse_actor and _same_identity(decided_by, current.actor):
-                raise SelfApprovalError(
-                    f"{approval_id} was proposed by {current.actor!r}, who cannot approve it; "
-                    "another reviewer must"
-                )
+            if refuse_actor or check_name:
+                self._check_reviewer(conn, current, decided_by, refuse_actor=refuse_actor)
             won = conn.execute(
                 _DECIDE,
                 (
@@ -462,6 +460,35 @@ class ApprovalStore:
             conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
             current = self._row(conn, approval_id)
         raise _conflict(current)
+
+    @staticmethod
+    def _check_reviewer(
+        conn: sqlite3.Connection, request: ApprovalRequest, reviewer: str, *, refuse_actor: bool
+    ) -> None:
+        """Reviewers are compared by skeleton: a look-alike of the proposer is the proposer."""
+        problem = name_problem(reviewer)
+        if problem is not None:
+            raise IdentityRefused(f"reviewer name refused: {problem}")
+        if refuse_actor and same_person(reviewer, request.actor):
+            same = reviewer.strip() == request.actor.strip()
+            looks = "" if same else f" ({ascii(reviewer)} looks like it)"
+            raise SelfApprovalError(
+                f"{request.id} was proposed by {request.actor!r}{looks}, who cannot approve it; "
+                "another reviewer must"
+            )
+        known = [
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT actor FROM approvals UNION SELECT decided_by FROM approvals "
+                "WHERE decided_by IS NOT NULL"
+            )
+        ]
+        other = look_alike(reviewer, known)
+        if other is not None:
+            raise IdentityRefused(
+                f"reviewer {ascii(reviewer)} looks like the existing name {other!r} but is spelled "
+                "differently; use the exact name (look-alike names are one person, never two)"
+            )
 
     def approve(
         self,
@@ -482,13 +509,16 @@ class ApprovalStore:
             comment=comment,
             approved_arguments=edited,
             refuse_actor=True,
+            check_name=True,
         )
 
     def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
         """Reject a pending request; a rejection must say why."""
         _require_text("reviewer", reviewer)
         _require_text("comment", comment)
-        return self._decide(approval_id, "rejected", decided_by=reviewer, comment=comment)
+        return self._decide(
+            approval_id, "rejected", decided_by=reviewer, comment=comment, check_name=True
+        )
 
     def cancel(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
         """Withdraw a pending request (for example its run ended); `reason` is kept."""
