@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, get_args
@@ -26,7 +26,11 @@ from governance._canonical import canonical_json
 from governance._clock import Clock, SystemClock
 from governance._contracts import RISKS, Principal, Risk
 from governance._errors import GovernanceError
+from governance._identity import look_alike, name_problem, same_person
+from governance._private_file import ensure_private
 from governance._process import current_process_token, process_is_alive
+from governance._redaction import redact
+from governance._sealing import SealError, seal, unseal
 
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
 APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
@@ -62,6 +66,11 @@ _SCHEMA: Final = (
         status_reason TEXT,
         consumed INTEGER NOT NULL DEFAULT 0 CHECK (consumed IN (0, 1)),
         waiter TEXT,
+        sealed_arguments TEXT,
+        sealed_approved_arguments TEXT,
+        in_flight TEXT,
+        in_flight_by TEXT,
+        in_doubt TEXT,
         CHECK (consumed = 0 OR status = 'approved')
     )
     """,
@@ -71,13 +80,21 @@ _SCHEMA: Final = (
 _COLUMNS: Final = (
     "id, run_id, call_id, tool, arguments, arguments_digest, actor, agent, team, policy_digest, "
     "rule_ids, reason, risk, status, created_at, expires_at, decided_by, decided_at, comment, "
-    "approved_arguments, status_reason, consumed, waiter"
+    "approved_arguments, status_reason, consumed, waiter, sealed_arguments, "
+    "sealed_approved_arguments, in_flight, in_doubt"
 )
+# Added after the first release: an older file gets them (and its rows sealed) when opened.
+_LATER_COLUMNS: Final = (
+    "sealed_arguments", "sealed_approved_arguments", "in_flight", "in_flight_by", "in_doubt",
+)  # fmt: skip
 # The arbiter: a decision lands only on a request that is still pending and not yet due.
+# A request whose `approval.required` is not yet on the audit chain cannot be reviewed.
 _DECIDE: Final = (
     "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, comment = ?, "
-    "approved_arguments = ?, status_reason = ? "
-    "WHERE id = ? AND status = 'pending' AND expires_at > ?"
+    "approved_arguments = ?, sealed_approved_arguments = ?, status_reason = ?, "
+    "in_flight = ?, in_flight_by = ? "
+    "WHERE id = ? AND status = 'pending' AND expires_at > ? "
+    "AND (? = 0 OR COALESCE(in_flight, '') != 'approval.required')"
 )
 _EXPIRE_ONE: Final = (
     "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
@@ -106,6 +123,10 @@ class SelfApprovalError(ApprovalError):
     """The proposing actor tried to approve their own request."""
 
 
+class IdentityRefused(ApprovalError):
+    """A reviewer name that is malformed or a look-alike of a different existing name."""
+
+
 class ApprovalStoreError(ApprovalError):
     """The store could not be read or written (SQLite or OS failure): callers fail closed."""
 
@@ -118,7 +139,8 @@ class ApprovalRequest:
     run_id: str
     call_id: str
     tool: str
-    arguments: dict[str, Any]
+    # Raw, as proposed: what the call executes with. Never print it; show `shown_arguments`.
+    arguments: dict[str, Any] = field(repr=False)
     arguments_digest: str
     actor: str
     agent: str
@@ -133,15 +155,29 @@ class ApprovalRequest:
     decided_by: str | None
     decided_at: dt.datetime | None
     comment: str | None
-    approved_arguments: dict[str, Any] | None
+    approved_arguments: dict[str, Any] | None = field(repr=False)
     status_reason: str | None
     consumed: bool
     waiter: str | None
+    # Redacted copies: what listings, `proctor approvals show` and any display use.
+    shown_arguments: dict[str, Any]
+    shown_approved_arguments: dict[str, Any] | None
+    # Why the raw arguments cannot be trusted (a refusal reason code), or None.
+    arguments_problem: str | None
+    # The audit event still awaited after the last state change, and any crash finding.
+    in_flight: str | None
+    in_doubt: str | None
 
     @property
     def effective_arguments(self) -> dict[str, Any]:
         """What an approved call runs with: the reviewer's edit, else the arguments as proposed."""
         return self.approved_arguments if self.approved_arguments is not None else self.arguments
+
+    @property
+    def shown_effective_arguments(self) -> dict[str, Any]:
+        """The redacted form of `effective_arguments`, for display."""
+        edited = self.shown_approved_arguments
+        return edited if edited is not None else self.shown_arguments
 
 
 def _format_ts(now: dt.datetime) -> str:
@@ -165,9 +201,19 @@ def _json_object(name: str, value: object) -> str:
         raise ValueError(f"{name} cannot be stored as JSON: {exc}") from exc
 
 
-def _same_identity(a: str, b: str) -> bool:
-    # "Alice" and " alice" are one person for the purpose of refusing self-approval.
-    return a.strip().casefold() == b.strip().casefold()
+def _aad(rid: str, run_id: str, call_id: str, tool: str, digest: str, column: str) -> bytes:
+    """What a sealed value is bound to: its request, its proposal digest and its column."""
+    bound = {"id": rid, "run_id": run_id, "call_id": call_id, "tool": tool, "column": column}
+    return canonical_json({**bound, "arguments_digest": digest})
+
+
+def _redacted_text(raw_json: str) -> str:
+    """The display copy of stored JSON: secrets masked by key name and by shape."""
+    return canonical_json(redact(json.loads(raw_json))).decode("utf-8")
+
+
+def _owner(awaiting: str | None) -> str | None:
+    return current_process_token() if awaiting is not None else None
 
 
 def _conflict(request: ApprovalRequest) -> ApprovalConflict:
@@ -192,6 +238,10 @@ class ApprovalStore:
 
     One connection per store behind a lock; other processes are arbitrated by SQLite itself.
     Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
+
+    The file (and its WAL/SHM side files) is mode 0600. Raw arguments are kept only in the
+    `sealed_*` columns, encrypted with `key` (see governance._sealing) when one is given; the
+    `arguments` and `approved_arguments` columns hold redacted copies for display.
     """
 
     def __init__(
@@ -201,8 +251,10 @@ class ApprovalStore:
         clock: Clock | None = None,
         default_ttl_seconds: float = 300.0,
         busy_timeout: float = 5.0,
+        key: bytes | None = None,
     ) -> None:
         self.path = Path(path)
+        self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self.default_ttl_seconds = self._check_ttl(default_ttl_seconds)
         self._lock = threading.Lock()
@@ -214,6 +266,7 @@ class ApprovalStore:
             raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
 
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        ensure_private(self.path)
         conn = sqlite3.connect(
             self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -221,12 +274,56 @@ class ApprovalStore:
             conn.execute("PRAGMA journal_mode = WAL").fetchall()
             # FULL: a decision (above all `consumed`) is on disk before anyone acts on it.
             conn.execute("PRAGMA synchronous = FULL")
+            # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
+            conn.execute("PRAGMA secure_delete = ON")
             for statement in _SCHEMA:
                 conn.execute(statement)
+            self._migrate(conn)
+            ensure_private(self.path)  # the WAL and SHM files now exist
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring a file from before sealing up to date: add the columns, seal the raw arguments
+        the old `arguments` columns held in clear, and leave redacted copies in their place."""
+        have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+        if all(column in have for column in _LATER_COLUMNS) and not conn.execute(
+            "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
+        ).fetchone():
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+            for column in _LATER_COLUMNS:
+                if column not in have:
+                    conn.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")
+            rows = conn.execute(
+                "SELECT id, run_id, call_id, tool, arguments_digest, arguments, "
+                "approved_arguments FROM approvals WHERE sealed_arguments IS NULL"
+            ).fetchall()
+            for rid, run_id, call_id, tool, digest, raw, raw_edit in rows:
+                bound = (rid, run_id, call_id, tool, digest)
+                conn.execute(
+                    "UPDATE approvals SET sealed_arguments = ?, sealed_approved_arguments = ?, "
+                    "arguments = ?, approved_arguments = ? WHERE id = ?",
+                    (
+                        seal(raw, self._key, _aad(*bound, "arguments")),
+                        None
+                        if raw_edit is None
+                        else seal(raw_edit, self._key, _aad(*bound, "approved_arguments")),
+                        _redacted_text(raw),
+                        None if raw_edit is None else _redacted_text(raw_edit),
+                        rid,
+                    ),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
 
     @staticmethod
     def _check_ttl(ttl: float) -> float:
@@ -292,13 +389,20 @@ class ApprovalStore:
                 rid, run_id, call_id, tool, arguments, arguments_digest, actor, agent, team,
                 policy_digest, rule_ids, reason, risk, status, created_at, expires_at,
                 decided_by, decided_at, comment, approved_arguments, status_reason, consumed,
-                waiter,
+                waiter, sealed_arguments, sealed_approved_arguments, in_flight, in_doubt,
             ) = row  # fmt: skip
-            args = json.loads(arguments)
-            edited = json.loads(approved_arguments) if approved_arguments is not None else None
+            shown = json.loads(arguments)
+            shown_edit = json.loads(approved_arguments) if approved_arguments is not None else None
             rules = json.loads(rule_ids)
-            if not isinstance(args, dict) or not (edited is None or isinstance(edited, dict)):
+            if not isinstance(shown, dict) or not (
+                shown_edit is None or isinstance(shown_edit, dict)
+            ):
                 raise ValueError("arguments are not a JSON object")
+            bound = (rid, run_id, call_id, tool, arguments_digest)
+            has_edit = approved_arguments is not None or sealed_approved_arguments is not None
+            args, edited, problem = self._open(
+                bound, sealed_arguments, sealed_approved_arguments, has_edit
+            )
             if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
                 raise ValueError("rule_ids is not a JSON list of strings")
             if risk not in RISKS or status not in APPROVAL_STATUSES:
@@ -327,11 +431,38 @@ class ApprovalStore:
                 status_reason=status_reason,
                 consumed=bool(consumed),
                 waiter=waiter,
+                shown_arguments=shown,
+                shown_approved_arguments=shown_edit,
+                arguments_problem=problem,
+                in_flight=in_flight,
+                in_doubt=in_doubt,
             )
         except (TypeError, ValueError) as exc:
             raise ApprovalStoreError(
                 f"approval request {rid!r} in {self.path} is malformed: {exc}"
             ) from exc
+
+    def _open(
+        self,
+        bound: tuple[str, str, str, str, str],
+        sealed: str | None,
+        sealed_edit: str | None,
+        has_edit: bool,
+    ) -> tuple[dict[str, Any], dict[str, Any] | None, str | None]:
+        """The raw arguments and edit; on any doubt ({}, None, reason code): never executable."""
+        try:
+            args = json.loads(unseal(sealed, self._key, _aad(*bound, "arguments")))
+            edited = None
+            if has_edit:
+                aad = _aad(*bound, "approved_arguments")
+                edited = json.loads(unseal(sealed_edit, self._key, aad))
+        except SealError as exc:
+            return {}, None, exc.reason
+        except ValueError:
+            return {}, None, "approval_arguments_tampered"
+        if not isinstance(args, dict) or not (edited is None or isinstance(edited, dict)):
+            return {}, None, "approval_arguments_tampered"
+        return args, edited, None
 
     def get(self, approval_id: str) -> ApprovalRequest:
         """The request as stored now. Raises ApprovalNotFound."""
@@ -376,11 +507,14 @@ class ApprovalStore:
         risk: Risk,
         ttl_seconds: float | None = None,
         waiter: str | None = None,
+        awaiting: str | None = None,
     ) -> ApprovalRequest:
         """Persist a held call as `pending`, expiring after `ttl_seconds` (default from the store).
 
         `waiter` is the process token of an in-memory waiter (reconciled at restart); None
         makes the request detached: it survives restarts until decided or expired.
+        `awaiting` names the audit event the caller writes next (`recorded` clears it); until
+        then the request cannot be reviewed, and a crash leaves it for start-up reconciliation.
         """
         for name, value in (
             ("run_id", run_id), ("call_id", call_id), ("tool", tool),
@@ -398,6 +532,7 @@ class ApprovalStore:
             _require_text("waiter", waiter)
         ttl = self.default_ttl_seconds if ttl_seconds is None else self._check_ttl(ttl_seconds)
         args_text = _json_object("arguments", arguments)
+        shown_text = _redacted_text(args_text)
         now = self.now()
         try:
             expires = now + dt.timedelta(seconds=ttl)
@@ -411,14 +546,21 @@ class ApprovalStore:
                 ).fetchone()
                 seq = (int(last[0]) if last else 0) + 1
                 rid = f"apr-{seq}"
+                sealed = seal(
+                    args_text,
+                    self._key,
+                    _aad(rid, run_id, call_id, tool, arguments_digest, "arguments"),
+                )
                 conn.execute(
-                    f"INSERT INTO approvals (seq, {_COLUMNS}) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO approvals (seq, {_COLUMNS}, in_flight_by) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?)",
                     (
-                        seq, rid, run_id, call_id, tool, args_text, arguments_digest,
+                        seq, rid, run_id, call_id, tool, shown_text, arguments_digest,
                         principal.actor, principal.agent, principal.team, policy_digest,
                         json.dumps(list(rule_ids)), reason, risk, "pending", _format_ts(now),
                         _format_ts(expires), None, None, None, None, None, 0, waiter,
+                        sealed, None, awaiting, None, _owner(awaiting),
                     ),
                 )  # fmt: skip
                 conn.execute("COMMIT")
@@ -439,21 +581,33 @@ class ApprovalStore:
         status_reason: str | None = None,
         approved_arguments: str | None = None,
         refuse_actor: bool = False,
+        check_name: bool = False,
+        awaiting: str | None = None,
     ) -> ApprovalRequest:
         """One conditional update from `pending`; the loser gets ApprovalConflict."""
         now = self._now()
+        review = status in ("approved", "rejected")
         with self._db() as conn:
             current = self._row(conn, approval_id)
-            if refuse_actor and _same_identity(decided_by, current.actor):
-                raise SelfApprovalError(
-                    f"{approval_id} was proposed by {current.actor!r}, who cannot approve it; "
-                    "another reviewer must"
+            if refuse_actor or check_name:
+                self._check_reviewer(conn, current, decided_by, refuse_actor=refuse_actor)
+            if review and current.status == "pending" and current.in_flight == "approval.required":
+                raise ApprovalConflict(
+                    approval_id,
+                    "pending",
+                    f"{approval_id} is not yet recorded on the audit chain; try again shortly",
                 )
+            shown_edit = sealed_edit = None
+            if approved_arguments is not None:
+                shown_edit = _redacted_text(approved_arguments)
+                bound = (current.id, current.run_id, current.call_id, current.tool)
+                aad = _aad(*bound, current.arguments_digest, "approved_arguments")
+                sealed_edit = seal(approved_arguments, self._key, aad)
             won = conn.execute(
                 _DECIDE,
                 (
-                    status, decided_by, now, comment, approved_arguments, status_reason,
-                    approval_id, now,
+                    status, decided_by, now, comment, shown_edit, sealed_edit, status_reason,
+                    awaiting, _owner(awaiting), approval_id, now, int(review),
                 ),
             ).rowcount  # fmt: skip
             if won == 1:
@@ -463,6 +617,35 @@ class ApprovalStore:
             current = self._row(conn, approval_id)
         raise _conflict(current)
 
+    @staticmethod
+    def _check_reviewer(
+        conn: sqlite3.Connection, request: ApprovalRequest, reviewer: str, *, refuse_actor: bool
+    ) -> None:
+        """Reviewers are compared by skeleton: a look-alike of the proposer is the proposer."""
+        problem = name_problem(reviewer)
+        if problem is not None:
+            raise IdentityRefused(f"reviewer name refused: {problem}")
+        if refuse_actor and same_person(reviewer, request.actor):
+            same = reviewer.strip() == request.actor.strip()
+            looks = "" if same else f" ({ascii(reviewer)} looks like it)"
+            raise SelfApprovalError(
+                f"{request.id} was proposed by {request.actor!r}{looks}, who cannot approve it; "
+                "another reviewer must"
+            )
+        known = [
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT actor FROM approvals UNION SELECT decided_by FROM approvals "
+                "WHERE decided_by IS NOT NULL"
+            )
+        ]
+        other = look_alike(reviewer, known)
+        if other is not None:
+            raise IdentityRefused(
+                f"reviewer {ascii(reviewer)} looks like the existing name {other!r} but is spelled "
+                "differently; use the exact name (look-alike names are one person, never two)"
+            )
+
     def approve(
         self,
         approval_id: str,
@@ -470,6 +653,7 @@ class ApprovalStore:
         *,
         arguments: Mapping[str, Any] | None = None,
         comment: str | None = None,
+        awaiting: str | None = None,
     ) -> ApprovalRequest:
         """Approve a pending request, optionally with edited arguments (kept apart from the
         proposal). The proposing actor cannot; a lost race raises ApprovalConflict."""
@@ -482,13 +666,24 @@ class ApprovalStore:
             comment=comment,
             approved_arguments=edited,
             refuse_actor=True,
+            check_name=True,
+            awaiting=awaiting,
         )
 
-    def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
+    def reject(
+        self, approval_id: str, reviewer: str, *, comment: str, awaiting: str | None = None
+    ) -> ApprovalRequest:
         """Reject a pending request; a rejection must say why."""
         _require_text("reviewer", reviewer)
         _require_text("comment", comment)
-        return self._decide(approval_id, "rejected", decided_by=reviewer, comment=comment)
+        return self._decide(
+            approval_id,
+            "rejected",
+            decided_by=reviewer,
+            comment=comment,
+            check_name=True,
+            awaiting=awaiting,
+        )
 
     def cancel(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
         """Withdraw a pending request (for example its run ended); `reason` is kept."""
@@ -541,23 +736,73 @@ class ApprovalStore:
                     expired.append(str(rid))
         return expired
 
-    def consume(self, approval_id: str) -> bool:
+    def consume(self, approval_id: str, *, awaiting: str | None = None) -> bool:
         """Claim an approved, unexpired request for its one execution: True for exactly one caller.
 
         Expiry is part of the same conditional update, so an approval cannot be used after its
-        deadline even if the caller's own check raced it.
+        deadline even if the caller's own check raced it. So is the audit record: an approval
+        whose decision is not yet on the chain (or was found in doubt) cannot be used.
         """
         now = self._now()
         with self._db() as conn:
             won = conn.execute(
-                "UPDATE approvals SET consumed = 1 "
-                "WHERE id = ? AND status = 'approved' AND consumed = 0 AND expires_at > ?",
-                (approval_id, now),
+                "UPDATE approvals SET consumed = 1, in_flight = ?, in_flight_by = ? "
+                "WHERE id = ? AND status = 'approved' AND consumed = 0 AND expires_at > ? "
+                "AND in_flight IS NULL AND in_doubt IS NULL",
+                (awaiting, _owner(awaiting), approval_id, now),
             ).rowcount
             if won == 1:
                 return True
             self._row(conn, approval_id)  # ApprovalNotFound for an unknown id
             return False
+
+    # -- agreement with the audit chain ----------------------------------------------------
+
+    def recorded(self, approval_id: str, event: str) -> None:
+        """The awaited audit `event` is on the chain: the row and the chain agree again."""
+        with self._db() as conn:
+            conn.execute(
+                "UPDATE approvals SET in_flight = NULL, in_flight_by = NULL "
+                "WHERE id = ? AND in_flight = ?",
+                (approval_id, event),
+            )
+
+    def in_flight(
+        self, *, is_alive: Callable[[str], bool] = process_is_alive
+    ) -> builtins.list[ApprovalRequest]:
+        """Requests still awaiting their audit event whose writer is gone (crashed): in doubt
+        until start-up reconciliation checks the chain. A live writer's requests are skipped."""
+        me = current_process_token()
+        with self._db() as conn:
+            rows = conn.execute(
+                "SELECT id, in_flight_by FROM approvals WHERE in_flight IS NOT NULL ORDER BY seq"
+            ).fetchall()
+        verdicts: dict[str, bool] = {}
+        dead = []
+        for rid, owner in rows:
+            if owner is not None and owner not in verdicts:
+                verdicts[owner] = owner == me or is_alive(owner)
+            if owner is None or not verdicts[owner]:
+                dead.append(str(rid))
+        return [self.get(rid) for rid in dead]
+
+    def mark_in_doubt(self, approval_id: str, finding: str) -> ApprovalRequest:
+        """Record a crash finding on the request. A pending one is cancelled (nobody was asked
+        through the audited path); an approved one can no longer be consumed."""
+        _require_text("finding", finding)
+        now = self._now()
+        with self._db() as conn:
+            conn.execute(
+                "UPDATE approvals SET in_doubt = ?, in_flight = NULL, in_flight_by = NULL "
+                "WHERE id = ?",
+                (finding, approval_id),
+            )
+            conn.execute(
+                "UPDATE approvals SET status = 'cancelled', decided_by = 'proctor', "
+                "decided_at = ?, status_reason = ? WHERE id = ? AND status = 'pending'",
+                (now, f"in doubt: {finding}", approval_id),
+            )
+            return self._row(conn, approval_id)
 
     def wait(
         self, approval_id: str, *, timeout: float, poll_interval: float = 0.05

@@ -22,6 +22,7 @@ from typing import Final, Literal
 from governance._clock import Clock, SystemClock
 from governance._contracts import IMPACTS, Impact, Principal, ToolCall
 from governance._errors import GovernanceError
+from governance._identity import look_alike, name_problem, skeleton
 from governance._policy_eval import Budget
 from governance._policy_model import BUDGET_SCOPES, BudgetScope
 
@@ -133,8 +134,8 @@ class BudgetStoreError(GovernanceError):
 class BudgetResetRefused(GovernanceError):
     """A reset did not have two different people, neither of them the agent, and a reason.
 
-    `code` is one of: missing_budget, missing_operator, missing_reason, same_person,
-    self_release.
+    `code` is one of: missing_budget, missing_operator, invalid_operator, missing_reason,
+    same_person, look_alike, self_release. People are compared by skeleton (governance._identity).
     """
 
     def __init__(self, code: str, message: str) -> None:
@@ -252,8 +253,8 @@ def _iso(value: int) -> str:
 
 
 def _person(name: str) -> str:
-    """How people are compared: 'Ann' and ' ann' are one person, not two approvers."""
-    return name.strip().casefold()
+    """How people are compared: by skeleton, so 'Ann', ' ann' and 'Аnn' (Cyrillic A) are one."""
+    return skeleton(name)
 
 
 def _restrictiveness(denial: BudgetDenial) -> tuple[int, int, str]:
@@ -543,10 +544,17 @@ class BudgetStore:
             raise BudgetResetRefused(
                 "missing_reason", "a reset needs a reason: say why the budget may be released"
             )
+        for name in (by, approved_by):
+            problem = name_problem(name)
+            if problem is not None:
+                raise BudgetResetRefused("invalid_operator", f"operator name refused: {problem}")
         if _person(by) == _person(approved_by):
+            same = by.strip() == approved_by.strip()
+            looks = "" if same else f" ({ascii(approved_by)} looks like it)"
             raise BudgetResetRefused(
                 "same_person",
-                f"{by!r} cannot both request and approve a reset: a second person must approve",
+                f"{by!r}{looks} cannot both request and approve a reset: a second person must "
+                "approve",
             )
         if agent_principal is not None:
             self._refuse_agent(
@@ -570,6 +578,7 @@ class BudgetStore:
                     {str(name) for row in charged for name in row},
                     f"charged to {budget_id} {key!r}",
                 )
+                self._refuse_look_alikes(conn, by, approved_by)
                 (after_row,) = conn.execute(
                     "SELECT COALESCE(MAX(id), 0) FROM budget_ledger"
                 ).fetchone()
@@ -595,6 +604,25 @@ class BudgetStore:
             reason=reason.strip(),
             after_row=int(after_row),
         )
+
+    @staticmethod
+    def _refuse_look_alikes(conn: sqlite3.Connection, by: str, approved_by: str) -> None:
+        """A name that looks like a known operator or principal but is spelled otherwise."""
+        known = [
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT by FROM budget_resets UNION SELECT approved_by FROM budget_resets "
+                "UNION SELECT actor FROM budget_ledger UNION SELECT agent FROM budget_ledger"
+            )
+        ]
+        for name in (by, approved_by):
+            other = look_alike(name, known)
+            if other is not None:
+                raise BudgetResetRefused(
+                    "look_alike",
+                    f"{ascii(name)} looks like the existing name {other!r} but is spelled "
+                    "differently; use the exact name (look-alike names are one person)",
+                )
 
     @staticmethod
     def _refuse_agent(by: str, approved_by: str, names: set[str], what: str) -> None:

@@ -368,6 +368,7 @@ class Firewall:
                 rule_ids=decision.rule_ids,
                 reason=decision.reason,
                 risk=descriptor.risk if descriptor else "critical",
+                awaiting="approval.required",
             )
         except Exception as exc:  # ApprovalStoreError, or a store failing in any other way
             # Nowhere to park the call, so nobody can approve it: fail closed.
@@ -388,6 +389,7 @@ class Firewall:
                 "expires_at": request.expires_at.isoformat(),
             },
         )
+        self._agreed(request.id, "approval.required")
         return ToolResult(
             call_id=call.call_id,
             tool=call.tool,
@@ -416,7 +418,13 @@ class Firewall:
         request = store.get(approval_id)
         if arguments is not None:
             arguments = self._check_edit(request, arguments)
-        approved = store.approve(approval_id, reviewer, arguments=arguments, comment=comment)
+        approved = store.approve(
+            approval_id,
+            reviewer,
+            arguments=arguments,
+            comment=comment,
+            awaiting="approval.approved",
+        )
         edited = arguments is not None
         self._record_for(
             approved,
@@ -430,16 +438,20 @@ class Firewall:
                 "comment": comment,
             },
         )
+        self._agreed(approval_id, "approval.approved")
         return approved
 
     def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
         store = self._require_approvals()
-        rejected = store.reject(approval_id, reviewer, comment=comment)
+        rejected = store.reject(
+            approval_id, reviewer, comment=comment, awaiting="approval.rejected"
+        )
         self._record_for(
             rejected,
             "approval.rejected",
             {"approval_id": approval_id, "reviewer": reviewer, "comment": comment},
         )
+        self._agreed(approval_id, "approval.rejected")
         return rejected
 
     def _check_edit(self, request: ApprovalRequest, arguments: object) -> dict[str, Any]:
@@ -524,6 +536,10 @@ class Firewall:
                 reason=reason,
                 approval_id=approval_id,
             )
+        doubt = _approval_doubt(request)
+        if doubt is not None:
+            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": doubt})
+            return self._approval_refusal(call, approval_id, doubt, None)
         # The held call was judged in its prepared form; compare like with like. What executes
         # is bound to the request: its arguments (prepared again, by the same function) and
         # its proposing principal.
@@ -567,7 +583,7 @@ class Firewall:
         if isinstance(reservation, ToolResult):
             return replace(reservation, approval_id=approval_id)
         try:
-            won = store.consume(approval_id)
+            won = store.consume(approval_id, awaiting="execution")
         except ApprovalError as exc:
             self._settle(reservation, "released")
             return self._approval_refusal(call, approval_id, "approval_store_unavailable", exc)
@@ -577,6 +593,8 @@ class Firewall:
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
         self._record(call, "approval.consumed", {"approval_id": approval_id})
         result = self._execute(execute, decision, reservation)
+        if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
+            self._agreed(approval_id, "execution")
         edited = dict(execute.arguments) != dict(call.arguments)
         return replace(
             result, approval_id=approval_id, arguments=execute.arguments if edited else None
@@ -598,6 +616,13 @@ class Firewall:
         if request.expires_at <= self._approvals_now():
             return "approval_expired"
         return None
+
+    def _agreed(self, approval_id: str, event: str) -> None:
+        """The awaited event is on the chain; if the store cannot note it, restart will."""
+        try:
+            self._require_approvals().recorded(approval_id, event)
+        except ApprovalStoreError:
+            pass  # the row stays in flight: reconciled against the chain at the next start-up
 
     def _approvals_now(self) -> Any:
         return self._require_approvals().now()
@@ -874,6 +899,17 @@ def _outcome_unrecorded(call: ToolCall, exc: Exception) -> ToolResult:
         error=f"the tool may have run, but its outcome could not be recorded ({exc})",
         reason="outcome_unknown",
     )
+
+
+def _approval_doubt(request: ApprovalRequest) -> str | None:
+    """Why an approved request cannot be trusted to run, before anything else is checked."""
+    if request.arguments_problem is not None:
+        return request.arguments_problem  # sealed arguments tampered, missing or keyless
+    if request.in_doubt is not None:
+        return "approval_in_doubt"  # a crash left its row and the audit chain disagreeing
+    if request.in_flight is not None and not request.consumed:
+        return "approval_unrecorded"  # the decision is not yet on the audit chain
+    return None
 
 
 def _decision_record(decision: Decision) -> dict[str, Any]:

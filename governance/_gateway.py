@@ -2,7 +2,8 @@
 
 Layout of the state directory (default `.proctor/`):
     audit.sqlite       the hash-chained audit log
-    approvals.sqlite   held calls and their reviews
+    approvals.sqlite   held calls and their reviews (mode 0600; raw arguments sealed with
+                       PROCTOR_APPROVALS_KEY, else a key derived from PROCTOR_AUDIT_KEY)
     budgets.sqlite     the destructive-action ledger and its reset watermarks
     workspace/         the built-in tools' sandbox and business database
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from governance._approval_recovery import InDoubt, reconcile_with_audit
 from governance._approvals import ApprovalStore
 from governance._audit import AuditLog
 from governance._budgets import BudgetStore
@@ -24,6 +26,7 @@ from governance._mcp_config import load_mcp_config
 from governance._mcp_pins import load_pins
 from governance._policy_load import PolicyFile
 from governance._registry import ToolRegistry
+from governance._sealing import key_from_env as approvals_key_from_env
 from governance.tools import builtin_tools
 
 if TYPE_CHECKING:
@@ -73,10 +76,13 @@ class Gateway:
             state_dir / "approvals.sqlite",
             clock=self.clock,
             default_ttl_seconds=approval_ttl_seconds,
+            key=approvals_key_from_env() if audit_key_from_env else None,
         )
         self.budgets = BudgetStore(state_dir / "budgets.sqlite", clock=self.clock)
-        # Before any traffic: requests whose waiting process died are failed closed.
+        # Before any traffic: requests whose waiting process died are failed closed, and rows a
+        # crash left disagreeing with the audit chain are settled and reported.
         self.reconciled = self.approvals.reconcile()
+        self.in_doubt: list[InDoubt] = reconcile_with_audit(self.approvals, self.audit)
         all_sources: list[ToolSource] = [builtin_tools(self.workspace)] if builtin else []
         all_sources.extend(sources)
         if mcp is not None:

@@ -23,8 +23,9 @@ def _request_json(request: ApprovalRequest) -> dict[str, Any]:
         "id": request.id,
         "status": request.status,
         "tool": request.tool,
-        "arguments": request.arguments,
-        "approved_arguments": request.approved_arguments,
+        # Redacted: raw arguments stay sealed in the store, for the one approved execution.
+        "arguments": request.shown_arguments,
+        "approved_arguments": request.shown_approved_arguments,
         "run_id": request.run_id,
         "call_id": request.call_id,
         "actor": request.actor,
@@ -40,6 +41,7 @@ def _request_json(request: ApprovalRequest) -> dict[str, Any]:
         "comment": request.comment,
         "status_reason": request.status_reason,
         "consumed": request.consumed,
+        "in_doubt": request.in_doubt,
     }
 
 
@@ -69,10 +71,16 @@ def approvals() -> None:
 def list_command(
     state_dir: Path, policy_path: Path | None, status: Any, run_id: str | None, as_json: bool
 ) -> int:
-    """List approval requests (pending ones first in line to expire)."""
+    """List approval requests (pending ones first in line to expire).
+
+    Requests a crash left in doubt (their state and the audit chain disagreed) are flagged;
+    the ones found at this start-up are also named on stderr.
+    """
     with open_gateway(state_dir, policy_path) as gateway:
         gateway.approvals.expire_due()
         requests = gateway.approvals.list(status=status, run_id=run_id)
+        for finding in gateway.in_doubt:
+            click.echo(f"in doubt after a crash: {finding.describe()}", err=True)
     if as_json:
         click.echo(json.dumps([_request_json(r) for r in requests], indent=2))
         return codes.OK
@@ -88,10 +96,12 @@ def list_command(
             r.actor,
             r.run_id,
             r.expires_at.isoformat(timespec="seconds"),
+            f"IN DOUBT: {r.in_doubt}" if r.in_doubt else "",
         ]
         for r in requests
     ]
-    click.echo(tabulate(rows, headers=["id", "status", "tool", "risk", "actor", "run", "expires"]))
+    headers = ["id", "status", "tool", "risk", "actor", "run", "expires", "note"]
+    click.echo(tabulate(rows, headers=headers))
     return codes.OK
 
 

@@ -232,3 +232,122 @@ def test_a_killed_waiters_request_is_expired_at_restart_and_no_other(tmp_path: P
         with pytest.raises(ApprovalConflict, match=r"has expired \(process restarted\)"):
             restarted.approve(held_id, "bob")
         assert restarted.consume(decided_id) is True
+
+
+# -- crash windows: kill -9 between a state change and its audit event ----------------------
+
+CRASH_POLICY = """
+version: 1
+defaults: {unknown_tool: block, no_match: block}
+rules:
+  - id: hold-email
+    effect: require_approval
+    match: {tool: email.send}
+"""
+
+# A gateway that holds an email, optionally approves and resumes it, and freezes just before
+# the audit event named in argv[3] is appended: the parent then kills it with SIGKILL.
+CRASHER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from governance._contracts import Principal, ToolCall
+    from governance._gateway import Gateway
+    state, policy, freeze_at, stage = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+    gw = Gateway(state_dir=state, policy_path=policy)
+    append = gw.audit.append
+    def frozen(run_id, kind, data):
+        if kind == freeze_at:
+            print("window", flush=True)
+            sys.stdin.readline()  # never answered: killed here
+        return append(run_id, kind, data)
+    gw.audit.append = frozen
+    call = ToolCall("c1", "email.send", {"to": "a@example.com", "subject": "s", "body": "b"},
+                    "run-1", Principal("ann", "bot", "team"))
+    held = gw.firewall.call(call)
+    if stage in ("approve", "resume"):
+        gw.firewall.approve(held.approval_id, "bob")
+    if stage == "resume":
+        gw.firewall.resume_held(held.approval_id, call)
+    print("finished", flush=True)
+    """
+)
+CRASH_CALL = {"to": "a@example.com", "subject": "s", "body": "b"}
+
+
+def _crash_at(tmp_path: Path, freeze_at: str, stage: str) -> tuple[Path, Path]:
+    state, policy = tmp_path / "state", tmp_path / "policy.yaml"
+    policy.write_text(CRASH_POLICY)
+    with _children([(CRASHER, str(state), str(policy), freeze_at, stage)]) as (child,):
+        assert _read_line(child) == "window"
+        child.kill()  # SIGKILL: no cleanup, no further audit event
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    return state, policy
+
+
+def _restart_and_resume(state: Path, policy: Path) -> tuple[list[str], str | None, int]:
+    from governance._contracts import ToolCall
+    from governance._gateway import Gateway
+    from governance.tools import outbox_rows
+
+    with Gateway(state_dir=state, policy_path=policy) as gateway:
+        found = [f.describe() for f in gateway.in_doubt]
+        call = ToolCall("c1", "email.send", dict(CRASH_CALL), "run-1", ALICE_ANN)
+        result = gateway.firewall.resume_held("apr-1", call)
+        assert result.outcome != "executed"
+        assert gateway.audit.verify("run-1").ok
+        kinds = [e.kind for e in gateway.audit.events("run-1")]
+        assert "approval.in_doubt" in kinds
+        return found, result.reason, len(outbox_rows(gateway.workspace))
+
+
+ALICE_ANN = Principal("ann", "bot", "team")
+
+
+def test_killed_between_holding_and_approval_required_the_request_is_reported_and_cancelled(
+    tmp_path: Path,
+) -> None:
+    state, policy = _crash_at(tmp_path, "approval.required", "hold")
+    with ApprovalStore(state / "approvals.sqlite") as store:
+        assert store.get("apr-1").in_flight == "approval.required"
+        with pytest.raises(ApprovalConflict, match="not yet recorded on the audit chain"):
+            store.approve("apr-1", "bob")
+    listed = subprocess.run(
+        [sys.executable, "-m", "harness", "approvals", "list", "--state-dir", str(state),
+         "--policy", str(policy)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env(), check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "in doubt after a crash: apr-1" in listed.stderr
+    assert "approval.required never reached the audit chain" in listed.stderr
+    assert "IN DOUBT" in listed.stdout and "cancelled" in listed.stdout
+    found, reason, sent = _restart_and_resume(state, policy)
+    assert found == [], "reported once, at the start-up that found it; the row keeps the note"
+    assert (reason, sent) == ("approval_cancelled", 0)
+
+
+def test_killed_between_approving_and_approval_approved_the_approval_is_never_used(
+    tmp_path: Path,
+) -> None:
+    state, policy = _crash_at(tmp_path, "approval.approved", "approve")
+    found, reason, sent = _restart_and_resume(state, policy)
+    assert len(found) == 1 and "approval.approved never reached the audit chain" in found[0]
+    assert (reason, sent) == ("approval_in_doubt", 0)
+
+
+def test_killed_after_consuming_but_before_execution_nothing_runs_then_or_after_restart(
+    tmp_path: Path,
+) -> None:
+    state, policy = _crash_at(tmp_path, "execution.started", "resume")
+    found, reason, sent = _restart_and_resume(state, policy)
+    assert len(found) == 1 and "consumed, but the call never executed" in found[0]
+    assert (reason, sent) == ("approval_in_doubt", 0)
+
+
+def test_killed_after_executing_but_before_the_outcome_it_never_executes_twice(
+    tmp_path: Path,
+) -> None:
+    state, policy = _crash_at(tmp_path, "execution.completed", "resume")
+    found, reason, sent = _restart_and_resume(state, policy)
+    assert len(found) == 1 and "no outcome was recorded: the effect is unknown" in found[0]
+    assert (reason, sent) == ("approval_in_doubt", 1), "it ran once, before the kill; never again"

@@ -204,8 +204,8 @@ def test_arguments_tampered_in_the_store_are_caught_before_execution(gateway: Ga
     gateway.firewall.approve(approval_id, "bob")
     with sqlite3.connect(gateway.state_dir / "approvals.sqlite") as conn:
         conn.execute(
-            "UPDATE approvals SET arguments = ? WHERE id = ?",
-            ('{"to": "x@rival.com", "subject": "s", "body": "b"}', approval_id),
+            "UPDATE approvals SET sealed_arguments = ? WHERE id = ?",
+            ('plain:{"to": "x@rival.com", "subject": "s", "body": "b"}', approval_id),
         )
     conn.close()
     result = gateway.firewall.resume_held(approval_id, call)
