@@ -33,6 +33,7 @@ from governance._contracts import (
     ToolResult,
 )
 from governance._errors import AuditWriteError, GovernanceError, PolicyError
+from governance._output_screen import OutputPolicy, screen_secrets
 from governance._policy_eval import Policy, evaluate
 from governance._registry import ToolRegistry
 
@@ -276,7 +277,7 @@ class Firewall:
             return gate
         if decision.effect == "require_approval":
             return self._hold(call, descriptor, decision)
-        return self._execute(call, decision, gate)
+        return self._execute(call, decision, gate, policy)
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -490,7 +491,7 @@ class Firewall:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
         self._record(call, "approval.consumed", {"approval_id": approval_id})
-        result = self._execute(execute, decision, reservation)
+        result = self._execute(execute, decision, reservation, policy)
         edited = dict(execute.arguments) != dict(call.arguments)
         return replace(
             result, approval_id=approval_id, arguments=execute.arguments if edited else None
@@ -639,7 +640,11 @@ class Firewall:
         )
 
     def _execute(
-        self, call: ToolCall, decision: Decision, reservation: BudgetReservation | None = None
+        self,
+        call: ToolCall,
+        decision: Decision,
+        reservation: BudgetReservation | None = None,
+        policy: Policy | None = None,
     ) -> ToolResult:
         source = self._registry.source_for(call.tool)
         if source is None:  # unreachable while decide() holds; kept so it can never execute
@@ -663,6 +668,9 @@ class Firewall:
                 error=f"{type(exc).__name__}: {exc}",
                 reason="tool_error",
             )
+        # Tool text is untrusted: its secrets are screened before anything else sees it.
+        outputs = policy.outputs if policy is not None else OutputPolicy()
+        result, secrets = screen_secrets(result, outputs)
         result = self._cap(result, decision)
         if result.outcome == "executed":
             self._settle(reservation, "executed")
@@ -671,14 +679,17 @@ class Firewall:
         else:
             self._settle(reservation, "released")  # refused before any effect
         try:
-            self._record_outcome(call, result)
+            self._record_outcome(call, result, secrets)
         except _AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
             return replace(result, reason="audit_incomplete", error=note)
         return result
 
-    def _record_outcome(self, call: ToolCall, result: ToolResult) -> None:
+    def _record_outcome(
+        self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
+    ) -> None:
+        found = {"output_secrets": dict(secrets)} if secrets else {}
         if result.outcome == "executed":
             self._record(
                 call,
@@ -687,10 +698,15 @@ class Firewall:
                     "output_digest": digest(result.output),
                     "output_chars": len(result.output),
                     "truncated": result.truncated,
+                    **found,
                 },
             )
         else:
-            self._record(call, "execution.failed", {"reason": result.reason, "error": result.error})
+            self._record(
+                call,
+                "execution.failed",
+                {"reason": result.reason, "error": result.error, **found},
+            )
 
     def _cap(self, result: ToolResult, decision: Decision) -> ToolResult:
         output = result.output

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from governance._contracts import ActionType, Effect, Impact, Risk
+from governance._output_screen import OutputsModel
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "policy.schema.json"
 SCHEMA_COMMAND = "python -m governance._policy_model"
@@ -339,6 +340,9 @@ class PolicyModel(_Model):
     budgets: list[BudgetModel] = Field(
         default_factory=list,
         description="Stateful limits on writes and irreversible actions; a denial blocks.",
+    )
+    outputs: OutputsModel | None = Field(
+        None, description="Secrets in tool outputs and errors; absent: every tool's are masked."
     )
 
     @field_validator("version", mode="before")
