@@ -63,8 +63,8 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             # "ignore the previous instructions" in the languages most often used to slip past
             # an English-only filter; the words must come together, so a request that only
-            # mentions instructions does not match.
-            "ignore_instructions_translated",
+            # mentions instructions does not match. Same finding, whatever the language.
+            "ignore_instructions",
             r"\b(ignor\w*|negeer|zignoruj|игнорируй\w*|проигнорируй\w*)\b[^.\n]{0,40}"
             r"(instruc\w*|instru\w*|anweisung\w*|istruzion\w*|instrukc\w*|инструкц\w*|"
             r"règles|reglas|regeln|regole)"
@@ -97,9 +97,8 @@ def skeleton(text: str) -> str:
 
 def findings(text: str) -> tuple[str, ...]:
     forms = (normalise(text), skeleton(text))
-    return tuple(
-        name for name, pattern in INJECTION_PATTERNS if any(pattern.search(f) for f in forms)
-    )
+    found = (name for name, pattern in INJECTION_PATTERNS if any(pattern.search(f) for f in forms))
+    return tuple(dict.fromkeys(found))
 
 
 def screen_request(text: str) -> Screening:
