@@ -39,6 +39,7 @@ from governance._contracts import (
     ToolResult,
 )
 from governance._errors import AuditWriteError, GovernanceError
+from governance._output_screen import OutputPolicy, screen_secrets
 from governance._policy_eval import Policy, evaluate
 from governance._registry import ToolRegistry
 from governance._schemas import SchemaRefused, first_problem, local_validator
@@ -301,7 +302,7 @@ class Firewall:
             return gate
         if decision.effect == "require_approval":
             return self._hold(call, descriptor, decision)
-        return self._execute(call, decision, gate, attempt)
+        return self._execute(call, decision, gate, policy, attempt)
 
     def _unsafe_argument(self, exc: ArgumentRefused) -> Decision:
         """The firewall's own block for an argument that has no safe reading (a path that
@@ -592,7 +593,7 @@ class Firewall:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
         self._record(call, "approval.consumed", {"approval_id": approval_id})
-        result = self._execute(execute, decision, reservation)
+        result = self._execute(execute, decision, reservation, policy)
         if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
             self._agreed(approval_id, "execution")
         edited = dict(execute.arguments) != dict(call.arguments)
@@ -748,6 +749,7 @@ class Firewall:
         call: ToolCall,
         decision: Decision,
         reservation: BudgetReservation | None = None,
+        policy: Policy | None = None,
         attempt: _Attempt | None = None,
     ) -> ToolResult:
         source = self._registry._source_for(call.tool)
@@ -776,6 +778,9 @@ class Firewall:
                 error=f"{type(exc).__name__}: {exc}",
                 reason="tool_error",
             )
+        # Tool text is untrusted: its secrets are screened before anything else sees it.
+        outputs = policy.outputs if policy is not None else OutputPolicy()
+        result, secrets = screen_secrets(result, outputs)
         result = self._cap(result, decision)
         if result.outcome == "executed":
             self._settle(reservation, "executed")
@@ -784,14 +789,18 @@ class Firewall:
         else:
             self._settle(reservation, "released")  # refused before any effect
         try:
-            self._record_outcome(call, result)
+            self._record_outcome(call, result, secrets)
         except _AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
             return replace(result, reason="audit_incomplete", error=note)
         return result
 
-    def _record_outcome(self, call: ToolCall, result: ToolResult) -> None:
+    def _record_outcome(
+        self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
+    ) -> None:
+        # Named `redaction`: the audit log masks the value of any key that says "secret".
+        found = {"redaction": dict(secrets)} if secrets else {}
         if result.outcome == "executed":
             self._record(
                 call,
@@ -800,10 +809,15 @@ class Firewall:
                     "output_digest": digest(result.output),
                     "output_chars": len(result.output),
                     "truncated": result.truncated,
+                    **found,
                 },
             )
         else:
-            self._record(call, "execution.failed", {"reason": result.reason, "error": result.error})
+            self._record(
+                call,
+                "execution.failed",
+                {"reason": result.reason, "error": result.error, **found},
+            )
 
     def _cap(self, result: ToolResult, decision: Decision) -> ToolResult:
         output = result.output

@@ -23,6 +23,7 @@ from governance._contracts import (
     Risk,
     ToolCall,
 )
+from governance._output_screen import OutputPolicy
 from governance._paths import canonical_or_none, is_canonical
 from governance._policy_model import (
     BUDGET_COUNTABLE,
@@ -391,6 +392,7 @@ class Policy:
     digest: str
     path: str | None = None
     budgets: tuple[Budget, ...] = ()
+    outputs: OutputPolicy = OutputPolicy()
 
     def __post_init__(self) -> None:
         ids = [rule.id for rule in self.rules]
@@ -493,6 +495,7 @@ def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
         digest=policy_digest(model),
         path=path,
         budgets=tuple(_compile_budget(budget) for budget in model.budgets),
+        outputs=OutputPolicy.from_model(model.outputs),
     )
 
 

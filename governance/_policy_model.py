@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from governance._contracts import ActionType, Effect, Impact, Risk
+from governance._output_screen import OutputsModel
 from governance._paths import canonical_or_none
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "policy.schema.json"
@@ -322,6 +323,9 @@ class PolicyModel(_Model):
     budgets: list[BudgetModel] = Field(
         default_factory=list,
         description="Stateful limits on writes and irreversible actions; a denial blocks.",
+    )
+    outputs: OutputsModel | None = Field(
+        None, description="Secrets in tool outputs and errors; absent: every tool's are masked."
     )
 
     @field_validator("version", mode="before")

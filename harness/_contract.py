@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from governance import ConfigError, Policy, SchemaRefused, ToolRegistry, local_validator
+from governance._redaction import redact_text
 from governance._yaml_lines import Loc, format_loc
 from harness._scenario import BlockExpectation, Scenario
 from harness._scenario_load import LoadedScenario
@@ -28,6 +29,7 @@ ViolationKind = Literal[
     "invalid_arguments",
     "registered_hallucination",
     "invalid_policy",
+    "secret_in_expectation",
 ]
 _BUDGET_REASON = "budget_exhausted:"
 
@@ -146,6 +148,8 @@ def _check_one(
     for loc, tool in _expected_tools(scenario):
         tool_named(loc, tool)
 
+    _check_answer_texts(checker, scenario)
+
     try:
         policy = policy_for(item)
     except ConfigError as exc:
@@ -155,6 +159,22 @@ def _check_one(
         return checker.found
     _check_policy_names(checker, scenario, policy)
     return checker.found
+
+
+def _check_answer_texts(checker: _Checker, scenario: Scenario) -> None:
+    """Traces store answers redacted, so a secret-shaped expected text could never be judged:
+    `answer_contains` would always fail, `answer_not_contains` always pass."""
+    for key in ("answer_contains", "answer_not_contains"):
+        for index, text in enumerate(getattr(scenario.expect, key)):
+            if redact_text(text) != text:
+                checker.add(
+                    ("expect", key, index),
+                    key,
+                    "secret_in_expectation",
+                    f"expect.{key}[{index}] looks like a secret, and answers are stored "
+                    "redacted, so this check could never fail for the right reason: expect a "
+                    "non-secret part of the text instead (e.g. the key's name)",
+                )
 
 
 def _script_calls(steps: Sequence[ScriptStep], base: Loc) -> Iterator[tuple[Loc, ScriptedCall]]:

@@ -22,11 +22,11 @@ from governance import (
     ToolCall,
     ToolDescriptor,
     ToolResult,
-    canonical_json,
     digest,
     redact,
 )
 from governance._guardrails import findings, screen_request, screen_tool_output
+from governance._redaction import redact_text
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,
@@ -170,7 +170,19 @@ def render_tool_result(result: ToolResult, *, untrusted: bool = False) -> str:
         if result.approval_id:
             payload["approval_id"] = result.approval_id
         payload["executed"] = False
+        if untrusted:
+            payload["untrusted"] = True
     return json.dumps(payload, sort_keys=True, ensure_ascii=False)
+
+
+def untrusted_text(result: ToolResult) -> str:
+    """What a tool (local or MCP) wrote that the model will read: its output, or the error
+    text of a failed call. Refusals (blocked, held) are governance's own words."""
+    if result.outcome == "executed":
+        return result.output
+    if result.outcome == "failed":
+        return result.error or ""
+    return ""
 
 
 class AgentLoop:
@@ -276,7 +288,8 @@ class AgentLoop:
             state.turns += 1
             self._take_turn(state, turn)
             if not turn.tool_calls:
-                state.model_text = turn.text
+                # Stored and shown masked; the screen below still reads what the model wrote.
+                state.model_text = redact_text(turn.text) if turn.text is not None else None
                 self._screen_answer(state, turn.text or "")
                 self._finish(state, self._answered_status(state), "answered")
             state.pending_calls = [
@@ -394,8 +407,9 @@ class AgentLoop:
     ) -> None:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, known))
         untrusted = False
-        if self._guardrails and result.outcome == "executed":
-            screening = screen_tool_output(result.output)
+        text = untrusted_text(result)
+        if self._guardrails and text:
+            screening = screen_tool_output(text)
             if screening.verdict != "pass":
                 untrusted = True
                 state.tainted = True  # later calls are decided as a tainted run
@@ -549,8 +563,8 @@ def _parse_arguments(text: str) -> dict[str, Any] | None:
 
 
 def _call_key(tool: str, arguments: dict[str, Any] | None, raw: str) -> str:
-    body = canonical_json(arguments).decode() if arguments is not None else raw
-    return f"{tool} {body}"
+    # A digest, not the arguments: the stored run keeps no second copy of a secret.
+    return f"{tool} {digest(arguments if arguments is not None else raw)}"
 
 
 def _tool_span_fields(
@@ -608,4 +622,4 @@ def honest_statement(state: RunState, detail: str = "") -> str:
             lines.append(f"Not done: {span.tool} failed ({span.reason}).")
     executed = [s.tool for s in spans if s.outcome == "executed"]
     lines.append("Executed: " + ", ".join(executed) + "." if executed else "No tool was executed.")
-    return " ".join(lines)
+    return redact_text(" ".join(lines))

@@ -25,6 +25,7 @@ import openai
 from governance import AuditEvent, Outcome, Principal
 from governance._clock import Clock
 from governance._gateway import Gateway
+from governance._redaction import redact_text
 from governance.tools import SEED_FILES, file_tree, outbox_rows, refund_drafts, tickets
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState, RunStatus, honest_statement
@@ -125,6 +126,10 @@ class SmokeCheck:
     name: str
     passed: bool
     detail: str
+
+    def __post_init__(self) -> None:
+        # A detail may quote an answer or an error: it is printed and exported, so masked.
+        object.__setattr__(self, "detail", redact_text(self.detail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,8 +455,10 @@ def _check_workspace(workspace: Path, state: RunState) -> tuple[bool, str]:
 def _check_answer(scenario: SmokeScenario, state: RunState) -> tuple[bool, str]:
     """A completed run quotes the result; any other run says honestly what happened."""
     answer = state.final_answer or ""
-    if any(text in answer for text in scenario.answer_excludes):
-        return False, "the final answer contains text it must not (a secret)"
+    # The stored answer is masked, so look for a secret in what the model really wrote.
+    said = [answer, *(str(m.get("content") or "") for m in state.messages if m["role"] != "user")]
+    if any(text in part for text in scenario.answer_excludes for part in said):
+        return False, "the model was sent or wrote text it must not see (a secret)"
     if state.status == "completed":
         if scenario.status != "completed":
             return False, f"the run completed with the model's text: {_short(answer)}"

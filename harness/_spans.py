@@ -1,16 +1,45 @@
 """Trace spans: one tagged union that says what a run did, step by step.
 
 No wall-clock time or duration anywhere: a replay run must produce byte-identical spans.
-Ids are sequential (`s1`, `s2`, ...). Arguments are stored redacted; results as digests.
+Ids are sequential (`s1`, `s2`, ...). Results are stored as digests. Every free-text field a
+model, a tool or a provider wrote (arguments, texts, errors, details) is redacted by the span
+type itself, so no code path can put a secret into a trace, a report or CLI output.
+Redaction is idempotent, so a trace read back from disk validates to the same bytes.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from governance import Effect, Outcome
+from governance import Effect, Outcome, redact
+from governance._redaction import redact_text
+
+
+def redact_arguments_text(raw: str) -> str:
+    """A proposed call's raw argument text with its secrets masked; unchanged when it has none.
+
+    Valid JSON is redacted by structure too (a value under a `password` key, a token behind a
+    `\\u` escape), then written back as JSON; anything else is redacted as text.
+    """
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return redact_text(raw)
+    masked = redact(value)
+    if masked == value:
+        return redact_text(raw)
+    return json.dumps(masked, ensure_ascii=False)
+
+
+def _redact_mapping(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else redact(value)
+
+
+Redacted = Annotated[str, AfterValidator(redact_text)]
+"""Free text that may quote a secret: stored masked."""
 
 
 class _Span(BaseModel):
@@ -38,10 +67,19 @@ class UsageRecord(BaseModel):
 
 class ModelTurnSpan(_Span):
     kind: Literal["model_turn"] = "model_turn"
-    text: str | None
-    tool_calls: list[ProposedCallRecord]
+    text: Redacted | None
+    tool_calls: list[ProposedCallRecord] = Field(description="Arguments text redacted.")
     usage: UsageRecord | None
     finish_reason: str | None
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _redact_arguments(cls, calls: list[ProposedCallRecord]) -> list[ProposedCallRecord]:
+        # Records stay raw where a call still has to run (RunState.pending_calls), not here.
+        return [
+            call.model_copy(update={"arguments": redact_arguments_text(call.arguments)})
+            for call in calls
+        ]
 
 
 ToolCallOutcome = Outcome | Literal["not_run"]
@@ -53,7 +91,9 @@ class ToolCallSpan(_Span):
     provider_call_id: str
     tool: str
     known_tool: bool
-    arguments: dict[str, Any] | None = Field(description="Redacted; None when not valid JSON.")
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(_redact_mapping)] = Field(
+        description="Redacted; None when not valid JSON."
+    )
     effect: Effect | None = Field(description="The policy decision; None when none was made.")
     rule_ids: list[str]
     reason: str | None
@@ -62,7 +102,7 @@ class ToolCallSpan(_Span):
     result_digest: str | None = None
     result_chars: int = 0
     truncated: bool = False
-    error: str | None = None
+    error: Redacted | None = None
 
 
 LoopEvent = Literal[
@@ -78,7 +118,7 @@ LoopEvent = Literal[
 class LoopSpan(_Span):
     kind: Literal["loop"] = "loop"
     event: LoopEvent
-    detail: str
+    detail: Redacted
 
 
 class ApprovalSpan(_Span):
@@ -89,7 +129,7 @@ class ApprovalSpan(_Span):
     status: str
     decided_by: str | None = None
     edited: bool = False
-    detail: str = ""
+    detail: Redacted = ""
 
 
 class GuardrailSpan(_Span):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from governance import canonical_json, digest
-from harness._spans import Span, ToolCallSpan
+from harness._spans import Redacted, Span, ToolCallSpan
 
 TRACE_VERSION = 1
 DETERMINISTIC_NOTICE = "deterministic workflow run — NOT a model-quality measurement"
@@ -59,8 +59,8 @@ class Trace(_Model):
     provider: ProviderRecord
     status: str
     termination: str | None
-    final_answer: str | None
-    model_text: str | None
+    final_answer: Redacted | None
+    model_text: Redacted | None
     turns: int
     usage: UsageSummary
     policy_digest: str

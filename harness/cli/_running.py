@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 from pydantic import TypeAdapter
 
+from governance import redact
 from governance._gateway import Gateway
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState
@@ -38,7 +41,9 @@ def resume_stored_run(gateway: Gateway, store: RunStore, stored: StoredRun) -> R
 
 def print_run(state: RunState, *, as_json: bool) -> None:
     if as_json:
-        click.echo(state.model_dump_json(indent=2))
+        # The stored run keeps what a resume needs (0600 file); what is printed is redacted.
+        shown = redact(state.model_dump(mode="json"))
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
     for span in state.tool_spans:
         rules = ",".join(span.rule_ids) or "-"

@@ -330,3 +330,19 @@ def test_a_policy_that_cannot_be_loaded_is_a_violation_at_the_policy_key(
     )
     assert (violation.line, violation.kind, violation.name) == (3, "invalid_policy", "missing.yaml")
     assert "cannot read the policy file" in violation.message
+
+
+def test_a_secret_shaped_answer_expectation_is_refused_since_answers_are_stored_redacted(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    text = _edit(
+        "  approvals:\n",
+        "  answer_contains: [STAGING_API_KEY]\n"
+        "  answer_not_contains: [ghp_FakeContractToken0123456789abcdefAB]\n  approvals:\n",
+    )
+    violations = _check(tmp_path, text, registry, policy)
+    # The key's name is fine; the token itself could never be judged against a masked answer.
+    assert _summary(violations) == [
+        (38, "secret_in_expectation", "answer_not_contains", None)
+    ]
+    assert "answers are stored redacted" in violations[0].message
