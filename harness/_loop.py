@@ -555,11 +555,32 @@ class AgentLoop:
 
 
 def _parse_arguments(text: str) -> dict[str, Any] | None:
+    """The model's arguments, or None when they are not one unambiguous JSON object.
+
+    A key given twice is refused, not resolved: parsers disagree on which copy wins (Python's
+    takes the last, others the first), and a reviewer reading the raw text could be shown one
+    value while the other runs. NaN and Infinity are not JSON either.
+    """
     try:
-        value = json.loads(text) if text.strip() else {}
+        value = (
+            json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_json)
+            if text.strip()
+            else {}
+        )
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key is given twice")
+    return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def _call_key(tool: str, arguments: dict[str, Any] | None, raw: str) -> str:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from pydantic import TypeAdapter
 
 from governance import Principal
@@ -93,6 +94,22 @@ def test_malformed_arguments_are_fed_back_and_never_executed(governed: Any) -> N
     assert "reports/x.md" not in file_tree(governed.workspace)
     kinds = [e.kind for e in governed.audit.events("run-1")]
     assert "call.rejected" in kinds and "execution.started" not in kinds
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"path": "reports/x.md", "content": "a", "path": "notes/x.md"}',  # which path runs?
+        '{"path": "reports/x.md", "content": NaN}',
+        '{"path": "reports/x.md", "content": {"a": 1, "a": 2}}',
+    ],
+)
+def test_ambiguous_argument_json_is_malformed_and_never_executed(governed: Any, raw: str) -> None:
+    state = _run(governed, [{"calls": [{"tool": "fs.write", "raw_args": raw}]}, {"answer": "ok"}])
+    span = state.tool_spans[0]
+    assert (span.outcome, span.reason, span.arguments) == ("failed", "malformed_arguments", None)
+    tree = file_tree(governed.workspace)
+    assert "reports/x.md" not in tree and "notes/x.md" not in tree
 
 
 def test_schema_invalid_arguments_are_a_failed_result(governed: Any) -> None:
