@@ -10,6 +10,19 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from governance._secret_shapes import (
+    BASIC,
+    BEARER,
+    RANDOM_RUN,
+    SHAPES,
+    is_basic_credential,
+    is_prose,
+    is_wordlike,
+    looks_random,
+    public_blocks,
+    split_path_prefix,
+)
+
 REDACTED: Final = "[REDACTED]"
 
 # A key is sensitive when one of these part sequences occurs in its normalised parts
@@ -26,6 +39,9 @@ _SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
     ("apikey",),
     ("api", "key"),
     ("access", "key"),
+    ("account", "key"),
+    ("app", "key"),
+    ("application", "key"),
     ("private", "key"),
     ("signing", "key"),
     ("encryption", "key"),
@@ -100,30 +116,6 @@ def _already(value: str) -> bool:
     return value.strip("\"' ").startswith("[REDACTED")
 
 
-# Shapes that are secrets wherever they appear. Order matters: whole blocks first.
-_SHAPES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r".*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
-    ),
-    ("jwt", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
-    ("stripe_key", re.compile(r"(?<![\w-])[rs]k_(?:live|test)_[A-Za-z0-9]{10,}", re.I)),
-    ("openai_key", re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{16,}", re.I)),
-    (
-        "aws_access_key_id",
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIPA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ),
-    ("github_token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}", re.I)),
-    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{20,}", re.I)),
-    ("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{8,}", re.I)),
-    ("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}")),
-    ("hf_token", re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}")),
-)
-_BEARER = re.compile(r"\b(bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.I)
 _URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I)
 # `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
 _COLON_LINE = re.compile(
@@ -144,10 +136,18 @@ _ASSIGNMENT = re.compile(
 _CLI_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)")
 
 
+def _is_password_name(name: str) -> bool:
+    return any(p in ("pwd", "pass") or "passw" in p or "passphrase" in p for p in _key_parts(name))
+
+
 def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
         value = match.group(value_group)
-        if not _is_sensitive_name(match.group(name_group)) or _already(value):
+        name = match.group(name_group)
+        if not _is_sensitive_name(name) or _already(value):
+            return match.group(0)
+        # `Token: a small gift` is a sentence; a passphrase may be words too, so not for passwords.
+        if is_prose(value) and not _is_password_name(name):
             return match.group(0)
         # Keep the quotes, so redacted JSON inside a string stays parseable.
         quote = value[0] if value[0] in "\"'" and len(value) > 1 and value[-1] == value[0] else ""
@@ -159,16 +159,93 @@ def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], 
     return replace
 
 
+# `the Twilio auth token is 5f0c...`, `password: hunter2!` mid-sentence: a credential word, a
+# short joiner, then one credential-like token (checked by `_mask_keyword`).
+_KEYWORD_VALUE = re.compile(
+    r"(?<![A-Za-z0-9])((?:auth[ _-]?)?token|secret|password|passwd|passphrase|pwd"
+    r"|(?:api|app|access|private|secret|account)[ _-]?key|apikey|credentials?)"
+    r"((?:[ \t]++(?:is|was|=|:)|[ \t]*+[:=])[ \t]*+[\"'`]?)"
+    r"([^\s\"'`,;]{6,}+)",
+    re.I,
+)
+_PASSWORD_WORDS: Final = frozenset({"password", "passwd", "passphrase", "pwd"})
+
+
+def _credential_like(value: str, password: bool) -> bool:
+    """A value after `password is` / `api key:` that is a credential, not a word or a name."""
+    value = value.rstrip(".,;:!?)")
+    if _already(value) or value.startswith(("/", "http:", "https:", "./", "~")):
+        return False
+    if not any(c.isalpha() for c in value) or is_wordlike(value):
+        return False
+    if password:  # `hunter2!`, `p@ss-w0rd`; not `missing.`, `HiddenText`, `split_auth(`
+        return len(value) >= 6 and any(c.isdigit() or c in "!@#$%^&*+=?~" for c in value)
+    return len(value) >= 12 and any(c.isdigit() for c in value)
+
+
+def _mask_keyword(match: re.Match[str]) -> str:
+    password = match.group(1).lower() in _PASSWORD_WORDS
+    if not _credential_like(match.group(3), password):
+        return match.group(0)
+    return match.group(1) + match.group(2) + REDACTED
+
+
+def _mask_shape(kind: str, needs_digit: bool) -> Callable[[re.Match[str]], str]:
+    marker = _marker(kind)
+
+    def replace(match: re.Match[str]) -> str:
+        if needs_digit and not any(c.isdigit() for c in match.group(0)):
+            return match.group(0)
+        return marker
+
+    return replace
+
+
+def _mask_bearer(match: re.Match[str]) -> str:
+    if is_wordlike(match.group(2)) or _already(match.group(2)):
+        return match.group(0)  # "Bearer instruments are not accepted"
+    return match.group(1) + _marker("bearer")
+
+
+def _mask_basic(match: re.Match[str]) -> str:
+    if not is_basic_credential(match.group(2)):
+        return match.group(0)  # "Basic usage: ..."
+    return match.group(1) + _marker("basic_auth")
+
+
+def _mask_random(match: re.Match[str]) -> str:
+    if not looks_random(match.group(0)):
+        return match.group(0)
+    head, rest = split_path_prefix(match.group(0))
+    if head and looks_random(rest):  # `docs/d/<id>` keeps its plain path words
+        return head + _marker("high_entropy")
+    return _marker("high_entropy")
+
+
 def redact_text(text: str) -> str:
     """Mask every secret-shaped substring of `text`, including inside multi-line dumps."""
-    for kind, pattern in _SHAPES:
-        text = pattern.sub(_marker(kind), text)
-    text = _BEARER.sub(lambda m: m.group(1) + _marker("bearer"), text)
+    for kind, pattern, needs_digit in SHAPES:
+        text = pattern.sub(_mask_shape(kind, needs_digit), text)
     text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+    text = BEARER.sub(_mask_bearer, text)
+    text = BASIC.sub(_mask_basic, text)
     text = _COLON_LINE.sub(_mask_named(2, 4), text)
     text = _QUOTED_PAIR.sub(_mask_named(2, 4), text)
     text = _ASSIGNMENT.sub(_mask_named(1, 3), text)
-    return _CLI_FLAG.sub(_mask_named(2, 4), text)
+    text = _CLI_FLAG.sub(_mask_named(2, 4), text)
+    text = _KEYWORD_VALUE.sub(_mask_keyword, text)
+    return _mask_random_runs(text)
+
+
+def _mask_random_runs(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for start, end in public_blocks(text):
+        out.append(RANDOM_RUN.sub(_mask_random, text[pos:start]))
+        out.append(text[start:end])
+        pos = end
+    out.append(RANDOM_RUN.sub(_mask_random, text[pos:]))
+    return "".join(out)
 
 
 def redact(value: Any) -> Any:

@@ -22,6 +22,25 @@ PATHOLOGICAL = {
     "quoted-keys": '"a":' * N,
     "yaml-lines": "a: b\n" * N,
     "pem-without-end": "-----BEGIN " + "A " * N,
+    # Shapes, keyword and random-run rules added for the coverage corpus.
+    "openai-prefixes": "sk-" * N,
+    "github-prefixes": "ghp_" * N,
+    "glued-prefixes": "id-ghp_a" * N,
+    "telegram-like": "1234567:AA" * N,
+    "discord-like": ("M" + "a" * 24 + ".") * N,
+    "webhook-paths": "hooks.slack.com/services/" * N,
+    "public-pem-headers": "-----BEGIN PUBLIC KEY-----\n" * N,
+    "public-pem-unclosed-end": "-----BEGIN CERTIFICATE-----" + "-----END " * N,
+    "one-long-random-run": "aB3xY9" * N,
+    "random-run-slashes": "aB3/" * N,
+    "random-run-dashes": "NODE_fce680ab-" * N,
+    "keyword-joiners": "token is " * N,
+    "password-keyword-spaces": "password" + " " * N + "x",
+    "bearer-words": "Bearer " * N,
+    "basic-base64": "Basic " + "QUFB" * N,
+    "jwt-like": "eyJ" * N,
+    "prose-after-secret-name": "Token: " + "a " * N,
+    "vault-legacy": "s." * N,
 }
 
 
