@@ -24,6 +24,7 @@ from tests.unit.governance.redaction_corpus.presentations import (
     load,
     masked_tally,
     survives,
+    texts,
 )
 
 SECRETS, LOOKALIKES = load()
@@ -174,3 +175,12 @@ def test_a_bare_random_key_is_masked_but_the_same_length_of_hex_or_words_is_not(
         "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==",
     ):
         assert redact_text(kept) == kept
+
+
+def test_redacting_any_corpus_text_twice_changes_nothing_more() -> None:
+    for s in SECRETS:
+        for _, text in texts(s):
+            once = redact_text(text)
+            assert redact_text(once) == once, (s.kind, text)
+    for item in LOOKALIKES:
+        assert redact_text(item.text) == item.text
