@@ -1,7 +1,10 @@
 """Mask secrets in JSON-like data before it is stored or shown: by key name and by shape.
 
-Pure: no I/O. Deny-by-shape raises the cost of a leak; a secret in a format nobody listed here
-still passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
+Pure: no I/O. Four nets, in order: vendor shapes and PEM blocks (`_secret_shapes`), credentials
+in URLs and `Bearer`/`Basic` headers, values under a secret-looking name (`KEY=...`, `token:`,
+`"api_key": ...`, `the API key is ...`), and any long random-looking base64 run. A secret with no
+known shape, no telling name and a low-entropy body (a short word password in prose) still
+passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Final
 from governance._secret_shapes import (
     BASIC,
     BEARER,
+    BOUNDARY,
     RANDOM_RUN,
     SHAPES,
     is_basic_credential,
@@ -56,6 +60,8 @@ _SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
     ("credential",),
     ("credentials",),
     ("bearer",),
+    ("sig",),  # Azure SAS `sig=`
+    ("amz", "signature"),  # S3 presigned `X-Amz-Signature=`
 )
 # A key with one of these parts names a fact *about* a secret, not the secret itself
 # (`token_count`, `token_type`, `secret_name`, `auth_url`).
@@ -116,7 +122,9 @@ def _already(value: str) -> bool:
     return value.strip("\"' ").startswith("[REDACTED")
 
 
-_URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I)
+_URL_PASSWORD = re.compile(
+    BOUNDARY + r"([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I
+)
 # `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
 _COLON_LINE = re.compile(
     r"""^([ \t]*+(?:-[ \t]+)?["']?)([A-Za-z_][\w.-]*+)(["']?[ \t]*+:[ \t]*+)(\S(?:[^\n]*\S)?)""",
@@ -129,11 +137,16 @@ _QUOTED_PAIR = re.compile(
     r"""(["'])([^"'\n]{1,100})\1(\s*:\s*)""" + rf"({_DQ}|{_SQ}|-?\d[\d.]*|true|false)"
 )
 # `NAME=value` anywhere: env dumps, query strings, `--password=value`.
+# Inside a repr or JSON text a line break is the two characters `\n`: it starts a name and
+# ends an unquoted value, as a real line break does.
+_ESCAPED_BREAK = r"(?<=\\[nrt])"
 _ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_-])-{0,2}([A-Za-z_][A-Za-z0-9_-]*+)([ \t]*+=[ \t]*+)"
-    + rf"""({_DQ}|{_SQ}|[^\s,;&"']++)"""
+    rf"(?:(?<![A-Za-z0-9_\\-])|{_ESCAPED_BREAK})-{{0,2}}([A-Za-z_][\w-]*+)([ \t]*+=[ \t]*+)"
+    + rf"""({_DQ}|{_SQ}|(?:[^\s,;&"'\\]|\\(?![nrt]))++)"""
 )
-_CLI_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)")
+_CLI_FLAG = re.compile(
+    rf"(?:(?<![\w\\-])|{_ESCAPED_BREAK})(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)"
+)
 
 
 def _is_password_name(name: str) -> bool:
@@ -162,7 +175,7 @@ def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], 
 # `the Twilio auth token is 5f0c...`, `password: hunter2!` mid-sentence: a credential word, a
 # short joiner, then one credential-like token (checked by `_mask_keyword`).
 _KEYWORD_VALUE = re.compile(
-    r"(?<![A-Za-z0-9])((?:auth[ _-]?)?token|secret|password|passwd|passphrase|pwd"
+    BOUNDARY + r"((?:auth[ _-]?)?token|secret|password|passwd|passphrase|pwd"
     r"|(?:api|app|access|private|secret|account)[ _-]?key|apikey|credentials?)"
     r"((?:[ \t]++(?:is|was|=|:)|[ \t]*+[:=])[ \t]*+[\"'`]?)"
     r"([^\s\"'`,;]{6,}+)",

@@ -14,8 +14,10 @@ import re
 from typing import Final
 
 # A prefix glued to a word (`id-ghp_...`, `(sk-...)`) is still found; a short prefix must not
-# be the tail of a longer word (`task-queue-...` is not an OpenAI key).
-_L = r"(?<![A-Za-z0-9])"
+# be the tail of a longer word (`task-queue-...` is not an OpenAI key). After a percent-escape
+# (`%22sk-...`) or a backslash escape (`\nsk-...` in a repr or JSON text) it starts a token too.
+BOUNDARY: Final = r"(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrt]))"
+_L = BOUNDARY
 _R = r"(?![A-Za-z0-9])"
 _U = r"[A-Za-z0-9_-]"  # base64url alphabet
 

@@ -9,6 +9,7 @@ look-alikes that must come back unchanged. Run with `-s` to see the measured tab
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import pytest
@@ -184,3 +185,40 @@ def test_redacting_any_corpus_text_twice_changes_nothing_more() -> None:
             assert redact_text(once) == once, (s.kind, text)
     for item in LOOKALIKES:
         assert redact_text(item.text) == item.text
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        (
+            "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&sig=Zk9vQmFy%2BcXV4MTIz%3D",
+            "Zk9vQmFy",
+        ),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature="
+            "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+            "5d41402abc4b2a76",
+        ),
+    ],
+)
+def test_the_signature_of_a_presigned_or_sas_url_is_masked(url: str, secret: str) -> None:
+    assert secret not in redact_text(url)
+    assert secret not in json.dumps(redact({"link": url}))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("HOME=/root\nSTRIPE_KEY=abc123secretvalue\nLANG=C", "abc123secretvalue"),
+        ("run:\n--password hunter2secret", "hunter2secret"),
+        ("log:\ntoken: abc123def456ghi789", "abc123def456ghi789"),
+        ("out:\nsk-Fa4kE9bOdY0123456789abcdef", "Fa4kE9bOdY0123456789"),
+        ("body=%7B%22k%22%3A%22AKIAFAKE0123456789AB%22%7D", "AKIAFAKE0123456789AB"),
+    ],
+)
+def test_a_secret_after_an_escaped_line_break_or_percent_escape_is_masked(
+    text: str, secret: str
+) -> None:
+    # An exception's repr and JSON text turn line breaks into the two characters `\n`.
+    for shown in (text, repr(text), json.dumps(text), f"ToolError: {RuntimeError(text)!r}"):
+        assert secret not in redact_text(shown), shown

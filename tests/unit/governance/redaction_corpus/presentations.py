@@ -52,8 +52,8 @@ def load(data: dict[str, Any] | None = None) -> tuple[list[Secret], list[Lookali
 def texts(s: Secret) -> Iterator[tuple[str, str]]:
     """(shape, text) for each way free text carries `s`."""
     v, env = s.value, s.env
-    yield "key_value_line", f"{env}={v}"
-    yield "env_dump", f"HOME=/root\nexport {env}={v}\nLANG=C.UTF-8\n"
+    yield "key_value_line", f"export {env}={v}"
+    yield "env_dump", f"HOME=/root\n{env}={v}\nLANG=C.UTF-8\n"
     yield "yaml_line", f"config:\n  {env.lower()}: {v}\n  retries: 3"
     yield "quoted_assignment", f'{env.lower()}="{v}"'
     yield "json_text", json.dumps({env.lower(): v, "region": "eu-west-1"})
@@ -71,6 +71,8 @@ def texts(s: Secret) -> Iterator[tuple[str, str]]:
         yield "multiline", f'Response body:\n{{\n  "data": "{v}"\n}}\nstatus: 200'
         yield "markdown", f"| name | value |\n|---|---|\n| prod | `{v}` |"
         yield "end_of_sentence", f"Use {v}."
+        yield "own_line", f"output:\n{v}\ndone"
+        yield "percent_encoded", f"POST /hook body=%7B%22value%22%3A%22{v}%22%7D"
         yield "csv_row", f"prod,{v},2026-01-01"
         yield "html_attribute", f'<input type="hidden" value="{v}">'
         yield "python_repr", repr({"cfg": v, "n": 1})
