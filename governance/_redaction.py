@@ -16,9 +16,10 @@ from typing import Any, Final
 from governance._secret_shapes import (
     BASIC,
     BEARER,
-    BOUNDARY,
+    KEYWORDS,
     RANDOM_RUN,
     SHAPES,
+    after_boundary,
     is_basic_credential,
     is_prose,
     is_wordlike,
@@ -60,8 +61,8 @@ _SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
     ("credential",),
     ("credentials",),
     ("bearer",),
-    ("sig",),  # Azure SAS `sig=`
     ("amz", "signature"),  # S3 presigned `X-Amz-Signature=`
+    ("goog", "signature"),  # GCS signed URL `X-Goog-Signature=`
 )
 # A key with one of these parts names a fact *about* a secret, not the secret itself
 # (`token_count`, `token_type`, `secret_name`, `auth_url`).
@@ -122,8 +123,11 @@ def _already(value: str) -> bool:
     return value.strip("\"' ").startswith("[REDACTED")
 
 
+# An Azure SAS token's `sig=` in a query string (a bare `sig = ...` in code is not a secret).
+_SAS_SIGNATURE = re.compile(r"([?&]sig=)([^&\s\"'#]{8,}+)", re.I)
 _URL_PASSWORD = re.compile(
-    BOUNDARY + r"([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I
+    "(" + after_boundary("[a-z]", width=1) + r"[a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@",
+    re.I,
 )
 # `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
 _COLON_LINE = re.compile(
@@ -139,13 +143,15 @@ _QUOTED_PAIR = re.compile(
 # `NAME=value` anywhere: env dumps, query strings, `--password=value`.
 # Inside a repr or JSON text a line break is the two characters `\n`: it starts a name and
 # ends an unquoted value, as a real line break does.
-_ESCAPED_BREAK = r"(?<=\\[nrt])"
+# A name never starts inside a word or after a dash: that keeps one long dashed run from being
+# rescanned from each of its letters (quadratic).
 _ASSIGNMENT = re.compile(
-    rf"(?:(?<![A-Za-z0-9_\\-])|{_ESCAPED_BREAK})-{{0,2}}([A-Za-z_][\w-]*+)([ \t]*+=[ \t]*+)"
+    r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrt]))-{0,2}([A-Za-z_][\w-]*+)([ \t]*+=[ \t]*+)"
     + rf"""({_DQ}|{_SQ}|(?:[^\s,;&"'\\]|\\(?![nrt]))++)"""
 )
+# The start check sits behind the first dash, so the engine only stops at dashes.
 _CLI_FLAG = re.compile(
-    rf"(?:(?<![\w\\-])|{_ESCAPED_BREAK})(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)"
+    r"(-(?:(?<![\w\\-].)|(?<=\\[nrt].))-?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)"
 )
 
 
@@ -174,9 +180,17 @@ def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], 
 
 # `the Twilio auth token is 5f0c...`, `password: hunter2!` mid-sentence: a credential word, a
 # short joiner, then one credential-like token (checked by `_mask_keyword`).
+# The keyword starts with one letter checked against BOUNDARY, then the rest of the word, so the
+# engine only stops at those letters (one pattern, linear, no look-behind at every position).
+_KEYWORD = (
+    after_boundary("[tspacTSPAC]", width=1)
+    + r"(?:(?<=[tT])oken|(?<=[sS])ecret(?:[ _-]?key)?"
+    r"|(?<=[pP])(?:ass(?:w(?:or)?d|phrase)|wd|rivate[ _-]?key)"
+    r"|(?<=[aA])(?:pi[ _-]?key|pp[ _-]?key|ccess[ _-]?key|ccount[ _-]?key)"
+    r"|(?<=[cC])redentials?)"
+)
 _KEYWORD_VALUE = re.compile(
-    BOUNDARY + r"((?:auth[ _-]?)?token|secret|password|passwd|passphrase|pwd"
-    r"|(?:api|app|access|private|secret|account)[ _-]?key|apikey|credentials?)"
+    f"({_KEYWORD})"
     r"((?:[ \t]++(?:is|was|=|:)|[ \t]*+[:=])[ \t]*+[\"'`]?)"
     r"([^\s\"'`,;]{6,}+)",
     re.I,
@@ -237,11 +251,19 @@ def _mask_random(match: re.Match[str]) -> str:
 
 def redact_text(text: str) -> str:
     """Mask every secret-shaped substring of `text`, including inside multi-line dumps."""
+    low = text.lower()
     for kind, pattern, needs_digit in SHAPES:
-        text = pattern.sub(_mask_shape(kind, needs_digit), text)
-    text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
-    text = BEARER.sub(_mask_bearer, text)
-    text = BASIC.sub(_mask_basic, text)
+        keys = KEYWORDS.get(kind)
+        if keys is None or any(k in low for k in keys):
+            text = pattern.sub(_mask_shape(kind, needs_digit), text)
+    if "://" in low:
+        text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+    if "sig=" in low:
+        text = _SAS_SIGNATURE.sub(lambda m: m.group(1) + _marker("sas_signature"), text)
+    if "bearer" in low:
+        text = BEARER.sub(_mask_bearer, text)
+    if "basic" in low:
+        text = BASIC.sub(_mask_basic, text)
     text = _COLON_LINE.sub(_mask_named(2, 4), text)
     text = _QUOTED_PAIR.sub(_mask_named(2, 4), text)
     text = _ASSIGNMENT.sub(_mask_named(1, 3), text)

@@ -41,6 +41,11 @@ PATHOLOGICAL = {
     "jwt-like": "eyJ" * N,
     "prose-after-secret-name": "Token: " + "a " * N,
     "vault-legacy": "s." * N,
+    "url-schemes": "ab://" * N,
+    "url-user-no-at": "a://" + "u" * N + ":" + "p" * N,
+    "keyword-initials": "s-p-a-c-t-" * N,
+    "keywords-without-values": "secret key api key credentials " * (N // 8),
+    "escaped-breaks": "\\nA=" * N,
 }
 
 
