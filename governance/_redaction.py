@@ -1,7 +1,10 @@
 """Mask secrets in JSON-like data before it is stored or shown: by key name and by shape.
 
-Pure: no I/O. Deny-by-shape raises the cost of a leak; a secret in a format nobody listed here
-still passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
+Pure: no I/O. Four nets, in order: vendor shapes and PEM blocks (`_secret_shapes`), credentials
+in URLs and `Bearer`/`Basic` headers, values under a secret-looking name (`KEY=...`, `token:`,
+`"api_key": ...`, `the API key is ...`), and any long random-looking base64 run. A secret with no
+known shape, no telling name and a low-entropy body (a short word password in prose) still
+passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
 """
 
 from __future__ import annotations
@@ -9,6 +12,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+from governance._secret_shapes import (
+    BASIC,
+    BEARER,
+    KEYWORDS,
+    RANDOM_RUN,
+    SHAPES,
+    after_boundary,
+    is_basic_credential,
+    is_prose,
+    is_wordlike,
+    looks_random,
+    public_blocks,
+    split_path_prefix,
+)
 
 REDACTED: Final = "[REDACTED]"
 
@@ -26,6 +44,9 @@ _SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
     ("apikey",),
     ("api", "key"),
     ("access", "key"),
+    ("account", "key"),
+    ("app", "key"),
+    ("application", "key"),
     ("private", "key"),
     ("signing", "key"),
     ("encryption", "key"),
@@ -40,6 +61,8 @@ _SENSITIVE_TERMS: Final[tuple[tuple[str, ...], ...]] = (
     ("credential",),
     ("credentials",),
     ("bearer",),
+    ("amz", "signature"),  # S3 presigned `X-Amz-Signature=`
+    ("goog", "signature"),  # GCS signed URL `X-Goog-Signature=`
 )
 # A key with one of these parts names a fact *about* a secret, not the secret itself
 # (`token_count`, `token_type`, `secret_name`, `auth_url`).
@@ -100,31 +123,12 @@ def _already(value: str) -> bool:
     return value.strip("\"' ").startswith("[REDACTED")
 
 
-# Shapes that are secrets wherever they appear. Order matters: whole blocks first.
-_SHAPES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r".*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
-    ),
-    ("jwt", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
-    ("stripe_key", re.compile(r"(?<![\w-])[rs]k_(?:live|test)_[A-Za-z0-9]{10,}", re.I)),
-    ("openai_key", re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]{16,}", re.I)),
-    (
-        "aws_access_key_id",
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIPA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ),
-    ("github_token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}", re.I)),
-    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{20,}", re.I)),
-    ("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{8,}", re.I)),
-    ("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}")),
-    ("hf_token", re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}")),
+# An Azure SAS token's `sig=` in a query string (a bare `sig = ...` in code is not a secret).
+_SAS_SIGNATURE = re.compile(r"([?&]sig=)([^&\s\"'#]{8,}+)", re.I)
+_URL_PASSWORD = re.compile(
+    "(" + after_boundary("[a-z]", width=1) + r"[a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@",
+    re.I,
 )
-_BEARER = re.compile(r"\b(bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.I)
-_URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@", re.I)
 # `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
 _COLON_LINE = re.compile(
     r"""^([ \t]*+(?:-[ \t]+)?["']?)([A-Za-z_][\w.-]*+)(["']?[ \t]*+:[ \t]*+)(\S(?:[^\n]*\S)?)""",
@@ -137,17 +141,32 @@ _QUOTED_PAIR = re.compile(
     r"""(["'])([^"'\n]{1,100})\1(\s*:\s*)""" + rf"({_DQ}|{_SQ}|-?\d[\d.]*|true|false)"
 )
 # `NAME=value` anywhere: env dumps, query strings, `--password=value`.
+# Inside a repr or JSON text a line break is the two characters `\n`: it starts a name and
+# ends an unquoted value, as a real line break does.
+# A name never starts inside a word or after a dash: that keeps one long dashed run from being
+# rescanned from each of its letters (quadratic).
 _ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_-])-{0,2}([A-Za-z_][A-Za-z0-9_-]*+)([ \t]*+=[ \t]*+)"
-    + rf"""({_DQ}|{_SQ}|[^\s,;&"']++)"""
+    r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrt]))-{0,2}([A-Za-z_][\w-]*+)([ \t]*+=[ \t]*+)"
+    + rf"""({_DQ}|{_SQ}|(?:[^\s,;&"'\\]|\\(?![nrt]))++)"""
 )
-_CLI_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)")
+# The start check sits behind the first dash, so the engine only stops at dashes.
+_CLI_FLAG = re.compile(
+    r"(-(?:(?<![\w\\-].)|(?<=\\[nrt].))-?)([A-Za-z][\w-]*+)(\s++)([^\s-]\S*+)"
+)
+
+
+def _is_password_name(name: str) -> bool:
+    return any(p in ("pwd", "pass") or "passw" in p or "passphrase" in p for p in _key_parts(name))
 
 
 def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
         value = match.group(value_group)
-        if not _is_sensitive_name(match.group(name_group)) or _already(value):
+        name = match.group(name_group)
+        if not _is_sensitive_name(name) or _already(value):
+            return match.group(0)
+        # `Token: a small gift` is a sentence; a passphrase may be words too, so not for passwords.
+        if is_prose(value) and not _is_password_name(name):
             return match.group(0)
         # Keep the quotes, so redacted JSON inside a string stays parseable.
         quote = value[0] if value[0] in "\"'" and len(value) > 1 and value[-1] == value[0] else ""
@@ -159,16 +178,109 @@ def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], 
     return replace
 
 
+# `the Twilio auth token is 5f0c...`, `password: hunter2!` mid-sentence: a credential word, a
+# short joiner, then one credential-like token (checked by `_mask_keyword`).
+# The keyword starts with one letter checked against BOUNDARY, then the rest of the word, so the
+# engine only stops at those letters (one pattern, linear, no look-behind at every position).
+_KEYWORD = (
+    after_boundary("[tspacTSPAC]", width=1)
+    + r"(?:(?<=[tT])oken|(?<=[sS])ecret(?:[ _-]?key)?"
+    r"|(?<=[pP])(?:ass(?:w(?:or)?d|phrase)|wd|rivate[ _-]?key)"
+    r"|(?<=[aA])(?:pi[ _-]?key|pp[ _-]?key|ccess[ _-]?key|ccount[ _-]?key)"
+    r"|(?<=[cC])redentials?)"
+)
+_KEYWORD_VALUE = re.compile(
+    f"({_KEYWORD})"
+    r"((?:[ \t]++(?:is|was|=|:)|[ \t]*+[:=])[ \t]*+[\"'`]?)"
+    r"([^\s\"'`,;]{6,}+)",
+    re.I,
+)
+_PASSWORD_WORDS: Final = frozenset({"password", "passwd", "passphrase", "pwd"})
+
+
+def _credential_like(value: str, password: bool) -> bool:
+    """A value after `password is` / `api key:` that is a credential, not a word or a name."""
+    value = value.rstrip(".,;:!?)")
+    if _already(value) or value.startswith(("/", "http:", "https:", "./", "~")):
+        return False
+    if not any(c.isalpha() for c in value) or is_wordlike(value):
+        return False
+    if password:  # `hunter2!`, `p@ss-w0rd`; not `missing.`, `HiddenText`, `split_auth(`
+        return len(value) >= 6 and any(c.isdigit() or c in "!@#$%^&*+=?~" for c in value)
+    return len(value) >= 12 and any(c.isdigit() for c in value)
+
+
+def _mask_keyword(match: re.Match[str]) -> str:
+    password = match.group(1).lower() in _PASSWORD_WORDS
+    if not _credential_like(match.group(3), password):
+        return match.group(0)
+    return match.group(1) + match.group(2) + REDACTED
+
+
+def _mask_shape(kind: str, needs_digit: bool) -> Callable[[re.Match[str]], str]:
+    marker = _marker(kind)
+
+    def replace(match: re.Match[str]) -> str:
+        if needs_digit and not any(c.isdigit() for c in match.group(0)):
+            return match.group(0)
+        return marker
+
+    return replace
+
+
+def _mask_bearer(match: re.Match[str]) -> str:
+    if is_wordlike(match.group(2)) or _already(match.group(2)):
+        return match.group(0)  # "Bearer instruments are not accepted"
+    return match.group(1) + _marker("bearer")
+
+
+def _mask_basic(match: re.Match[str]) -> str:
+    if not is_basic_credential(match.group(2)):
+        return match.group(0)  # "Basic usage: ..."
+    return match.group(1) + _marker("basic_auth")
+
+
+def _mask_random(match: re.Match[str]) -> str:
+    if not looks_random(match.group(0)):
+        return match.group(0)
+    head, rest = split_path_prefix(match.group(0))
+    if head and looks_random(rest):  # `docs/d/<id>` keeps its plain path words
+        return head + _marker("high_entropy")
+    return _marker("high_entropy")
+
+
 def redact_text(text: str) -> str:
     """Mask every secret-shaped substring of `text`, including inside multi-line dumps."""
-    for kind, pattern in _SHAPES:
-        text = pattern.sub(_marker(kind), text)
-    text = _BEARER.sub(lambda m: m.group(1) + _marker("bearer"), text)
-    text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+    low = text.lower()
+    for kind, pattern, needs_digit in SHAPES:
+        keys = KEYWORDS.get(kind)
+        if keys is None or any(k in low for k in keys):
+            text = pattern.sub(_mask_shape(kind, needs_digit), text)
+    if "://" in low:
+        text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+    if "sig=" in low:
+        text = _SAS_SIGNATURE.sub(lambda m: m.group(1) + _marker("sas_signature"), text)
+    if "bearer" in low:
+        text = BEARER.sub(_mask_bearer, text)
+    if "basic" in low:
+        text = BASIC.sub(_mask_basic, text)
     text = _COLON_LINE.sub(_mask_named(2, 4), text)
     text = _QUOTED_PAIR.sub(_mask_named(2, 4), text)
     text = _ASSIGNMENT.sub(_mask_named(1, 3), text)
-    return _CLI_FLAG.sub(_mask_named(2, 4), text)
+    text = _CLI_FLAG.sub(_mask_named(2, 4), text)
+    text = _KEYWORD_VALUE.sub(_mask_keyword, text)
+    return _mask_random_runs(text)
+
+
+def _mask_random_runs(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for start, end in public_blocks(text):
+        out.append(RANDOM_RUN.sub(_mask_random, text[pos:start]))
+        out.append(text[start:end])
+        pos = end
+    out.append(RANDOM_RUN.sub(_mask_random, text[pos:]))
+    return "".join(out)
 
 
 def redact(value: Any) -> Any:
