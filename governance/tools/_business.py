@@ -252,10 +252,7 @@ def business_tools(db_path: Path) -> list[LocalTool]:
 
     @local_tool(
         "db.query",
-        description=(
-            "Run one read-only SQL SELECT on the business database "
-            "(at most 50 rows and 20,000 characters)."
-        ),
+        description="Run one read-only SQL query on the business database (at most 50 rows).",
         args=QueryArgs,
         action_type="read",
         risk="medium",
