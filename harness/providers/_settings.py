@@ -114,7 +114,8 @@ def resolve_settings(
     """Settings from flags, then `env` (default `os.environ`), then the `.env` file.
 
     Returns None when no API key is configured anywhere. Raises ConfigError naming the variable
-    to set when a key is configured but the model or base URL is not, or a value is unusable.
+    to set when a key is configured but the model or base URL is not, or a value is unusable,
+    and CredentialSourceError when the key and the base URL come from different places.
     Blank values count as unset.
     """
     environ: Mapping[str, str] = os.environ if env is None else env
