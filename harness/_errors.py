@@ -17,6 +17,10 @@ class BaselineError(ConfigError):
     """The baseline file (or a stored baseline trace) is missing or malformed. Names the file."""
 
 
+class CredentialSourceError(ConfigError):
+    """The API key and the base URL it would go to come from different places (exit 64)."""
+
+
 class ProviderError(HarnessError):
     """A model provider failed. One normalised shape for every vendor error.
 

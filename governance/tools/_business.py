@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from governance._local_tools import LocalTool, ToolExecutionError, local_tool
+from governance.tools._readonly_sql import run_read_only_query
 
 # (order_id, customer, email, status, total, placed_on): fixed, so every workspace is identical.
 SEED_ORDERS: tuple[tuple[str, str, str, str, float, str], ...] = (
@@ -109,29 +110,6 @@ def table_rows(db_path: Path, table: str) -> list[dict[str, Any]]:
     with connect(db_path) as conn:
         rows = conn.execute(f"SELECT * FROM {table} ORDER BY {_ORDER_KEY[table]}").fetchall()
     return [dict(row) for row in rows]
-
-
-MAX_QUERY_ROWS = 50
-
-
-def run_read_only_query(db_path: Path, sql: str) -> dict[str, Any]:
-    """Run `sql` on a connection that physically cannot write (read-only file, query_only)."""
-    conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, timeout=5.0)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        try:
-            cursor = conn.execute(sql)
-            columns = [d[0] for d in cursor.description or ()]
-            rows = cursor.fetchmany(MAX_QUERY_ROWS + 1)
-        except sqlite3.Error as exc:
-            raise ToolExecutionError("query_failed", f"the query failed: {exc}") from None
-    finally:
-        conn.close()
-    return {
-        "columns": columns,
-        "rows": [list(row) for row in rows[:MAX_QUERY_ROWS]],
-        "truncated": len(rows) > MAX_QUERY_ROWS,
-    }
 
 
 def _order(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:

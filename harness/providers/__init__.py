@@ -14,9 +14,14 @@ from harness.providers._base import (
 from harness.providers._openai import OpenAIProvider
 from harness.providers._replay import ReplayProvider, ScriptStep
 from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
-from harness.providers._settings import ProviderSettings, resolve_settings
+from harness.providers._settings import (
+    CredentialSourceError,
+    ProviderSettings,
+    resolve_settings,
+)
 
 __all__ = [
+    "CredentialSourceError",
     "OpenAIProvider",
     "ProviderSettings",
     "ReplayProvider",

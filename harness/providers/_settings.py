@@ -2,6 +2,11 @@
 
 The `.env` file is read with python-dotenv's `dotenv_values`, so `os.environ` is never touched.
 No key anywhere means "not configured" (None: the smoke command exits 77), not an error.
+
+The key and the base URL it is sent to must come from one place: both from what the operator
+typed (flags and the environment), or both from the same `.env` file. A `.env` in a checked-out
+working directory must not be able to send the operator's key to its own endpoint, nor the
+reverse; a mix is refused with `CredentialSourceError` (the CLI exits 64).
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from governance import ConfigError
+from harness._errors import CredentialSourceError
 
 __all__ = [
+    "CredentialSourceError",
     "ENV_API_KEY",
     "ENV_BASE_URL",
     "ENV_MODEL",
@@ -68,6 +75,20 @@ class ProviderSettings:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """Where one setting was found: a flag, the environment, or a line of a `.env` file."""
+
+    label: str
+    file: Path | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return self.label
+        return f"{self.file}:{self.line}" if self.line is not None else str(self.file)
+
+
 def _line_of(path: Path, name: str) -> int | None:
     """The line of `name=` in a `.env` file, so an error can point at it."""
     pattern = re.compile(rf"^\s*(?:export\s+)?{re.escape(name)}\s*=")
@@ -93,7 +114,8 @@ def resolve_settings(
     """Settings from flags, then `env` (default `os.environ`), then the `.env` file.
 
     Returns None when no API key is configured anywhere. Raises ConfigError naming the variable
-    to set when a key is configured but the model or base URL is not, or a value is unusable.
+    to set when a key is configured but the model or base URL is not, or a value is unusable,
+    and CredentialSourceError when the key and the base URL come from different places.
     Blank values count as unset.
     """
     environ: Mapping[str, str] = os.environ if env is None else env
@@ -103,16 +125,19 @@ def resolve_settings(
         dotenv_file = dotenv_path
         dotenv = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
 
-    def pick(flag: str | None, name: str) -> tuple[str | None, Path | None]:
-        """The value and the file it came from (None for a flag or the environment)."""
-        layers = ((flag, None), (environ.get(name), None), (dotenv.get(name), dotenv_file))
-        for value, origin in layers:
+    def pick(flag: str | None, name: str, option: str) -> tuple[str | None, _Origin | None]:
+        """The value and where it was found."""
+        layers = ((flag, f"the {option} flag"), (environ.get(name), f"the environment ({name})"))
+        for value, where in layers:
             if value is not None and value.strip():
-                return value.strip(), origin
+                return value.strip(), _Origin(where)
+        value = dotenv.get(name)
+        if dotenv_file is not None and value is not None and value.strip():
+            return value.strip(), _Origin(name, dotenv_file, _line_of(dotenv_file, name))
         return None, None
 
-    key, _ = pick(api_key, ENV_API_KEY)
-    if key is None:
+    key, key_origin = pick(api_key, ENV_API_KEY, "--api-key")
+    if key is None or key_origin is None:
         return None
 
     def missing(name: str, flag: str, what: str) -> ConfigError:
@@ -123,16 +148,17 @@ def resolve_settings(
             f"or in .env, or pass {flag}",
         )
 
-    url, url_origin = pick(base_url, ENV_BASE_URL)
+    url, url_origin = pick(base_url, ENV_BASE_URL, "--base-url")
     if url is None:
         raise missing(ENV_BASE_URL, "--base-url", "base URL")
     if not re.match(r"^https?://[^\s/]+", url):
         raise ConfigError(
-            url_origin,
-            _line_of(url_origin, ENV_BASE_URL) if url_origin else None,
+            url_origin.file if url_origin else None,
+            url_origin.line if url_origin else None,
             f"{ENV_BASE_URL} must be an http(s) URL such as https://api.openai.com/v1, not {url!r}",
         )
-    chosen_model, _ = pick(model, ENV_MODEL)
+    _same_source(key_origin, url_origin)
+    chosen_model, _ = pick(model, ENV_MODEL, "--model")
     if chosen_model is None:
         raise missing(ENV_MODEL, "--model", "model")
 
@@ -140,7 +166,7 @@ def resolve_settings(
     if timeout is not None:
         seconds = timeout
     else:
-        raw, origin = pick(None, ENV_TIMEOUT)
+        raw, origin = pick(None, ENV_TIMEOUT, "--timeout")
         if raw is not None:
             try:
                 seconds = float(raw)
@@ -148,8 +174,8 @@ def resolve_settings(
                 seconds = math.nan
             if not (math.isfinite(seconds) and seconds > 0):
                 raise ConfigError(
-                    origin,
-                    _line_of(origin, ENV_TIMEOUT) if origin else None,
+                    origin.file if origin else None,
+                    origin.line if origin else None,
                     f"{ENV_TIMEOUT} must be a positive number of seconds (e.g. 60), not {raw!r}",
                 )
     if not (math.isfinite(seconds) and seconds > 0):
@@ -158,3 +184,24 @@ def resolve_settings(
         )
 
     return ProviderSettings(base_url=url, model=chosen_model, api_key=key, timeout=seconds)
+
+
+def _same_source(key: _Origin, url: _Origin | None) -> None:
+    """Refuse a key from one place sent to an endpoint from another (a flag and the
+    environment count as one place: both are what the operator typed)."""
+    if url is None or key.file == url.file:
+        return
+    dotenv = key if key.file is not None else url
+    raise CredentialSourceError(
+        dotenv.file,
+        dotenv.line,
+        f"the API key comes from {_describe(key, ENV_API_KEY)} but the base URL it would be "
+        f"sent to comes from {_describe(url, ENV_BASE_URL)}; nothing was sent. Proctor sends "
+        f"a key only to an endpoint set in the same place: set {ENV_API_KEY} and "
+        f"{ENV_BASE_URL} both in that .env file, or both in the environment or as flags "
+        "(--api-key, --base-url)",
+    )
+
+
+def _describe(origin: _Origin, name: str) -> str:
+    return origin.label if origin.file is None else f"{name} in {origin}"

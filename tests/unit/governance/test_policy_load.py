@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import threading
 from pathlib import Path
 
 import pytest
 
-from governance import ManualClock, PolicyError
+from governance import PolicyError
 from governance._policy_load import PolicyFile, load_policy, parse_policy
 
 VALID = """\
@@ -257,8 +256,6 @@ def test_a_missing_or_non_utf8_file_is_a_policy_error(tmp_path: Path) -> None:
 
 # -- PolicyFile ----------------------------------------------------------------------------
 
-FUTURE = ManualClock(dt.datetime(2100, 1, 1, tzinfo=dt.UTC))
-
 
 def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
@@ -296,30 +293,44 @@ def test_an_edit_applies_on_the_next_call_without_a_restart(tmp_path: Path) -> N
     assert source.reloads == 1
 
 
-def test_an_edit_that_keeps_size_and_mtime_is_still_seen_while_the_mtime_is_fresh(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "policy.yaml"
-    _write(path, VALID)
-    stat = os.stat(path)
-    clock = ManualClock(dt.datetime.fromtimestamp(stat.st_mtime_ns / 1e9, tz=dt.UTC))
-    source = PolicyFile(path, clock=clock)
-    _write(path, VALID.replace("effect: allow", "effect: block"))
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # a coarse clock did not tick
-    assert os.stat(path).st_size == stat.st_size and os.stat(path).st_ino == stat.st_ino
-    assert source.current().rules[0].effect == "block"
+SETTLED_NS = 1_000_000_000 * 1_000_000_000  # 2001-09-09: an mtime long past any racy window
 
 
-def test_a_settled_file_with_an_unchanged_stat_is_not_even_read(tmp_path: Path) -> None:
+def test_a_same_size_edit_with_the_mtime_restored_is_seen(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     _write(path, VALID)
-    stat = os.stat(path)
-    source = PolicyFile(path, clock=FUTURE)
+    os.utime(path, ns=(SETTLED_NS, SETTLED_NS))
+    before = os.stat(path)
+    source = PolicyFile(path)
     first = source.current()
-    _write(path, VALID.replace("effect: allow", "effect: block"))
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert source.current() is first  # the stat is the change detector once it has settled
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert first.rules[0].effect == "allow"
+    _write(path, VALID.replace("effect: allow", "effect: block"))  # same size, same inode
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (
+        before.st_size,
+        before.st_ino,
+        before.st_mtime_ns,
+    )
+    assert source.current().rules[0].effect == "block"
+    _write(path, VALID)  # and back, again behind the same stat
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert source.current().rules[0].effect == "allow"
+    assert source.reloads == 2
+
+
+def test_a_same_size_edit_is_seen_however_long_the_file_was_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    _write(path, VALID)
+    os.utime(path, ns=(SETTLED_NS, SETTLED_NS))
+    source = PolicyFile(path)
+    for _ in range(50):
+        assert source.current().rules[0].effect == "allow"
+    with path.open("r+b") as handle:  # an in-place write of the same bytes count
+        text = handle.read().replace(b"effect: allow", b"effect: block")
+        handle.seek(0)
+        handle.write(text)
+    os.utime(path, ns=(SETTLED_NS, SETTLED_NS))
     assert source.current().rules[0].effect == "block"
 
 
@@ -356,7 +367,7 @@ def test_a_policy_file_that_is_bad_from_the_start_refuses_to_construct(tmp_path:
 def test_an_atomically_replaced_file_is_picked_up(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     _write(path, VALID)
-    source = PolicyFile(path, clock=FUTURE)
+    source = PolicyFile(path)
     stat = os.stat(path)
     replacement = tmp_path / "policy.yaml.new"
     _write(replacement, VALID.replace("effect: allow", "effect: block"))
@@ -368,7 +379,7 @@ def test_an_atomically_replaced_file_is_picked_up(tmp_path: Path) -> None:
 def test_concurrent_readers_all_get_a_policy_and_parse_once_per_change(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     _write(path, VALID)
-    source = PolicyFile(path, clock=FUTURE)
+    source = PolicyFile(path)
     _write(path, VALID.replace("effect: allow", "effect: block"))
     os.utime(path, ns=(10**18, 10**18))
     barrier = threading.Barrier(8)
@@ -395,7 +406,7 @@ def test_concurrent_readers_all_get_a_policy_and_parse_once_per_change(tmp_path:
 def test_an_mtime_in_the_future_is_never_trusted(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     _write(path, VALID)
-    source = PolicyFile(path, clock=FUTURE)
+    source = PolicyFile(path)
     stat = os.stat(path)
     _write(path, VALID.replace("effect: allow", "effect: block"))
     try:

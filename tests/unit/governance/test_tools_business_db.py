@@ -294,5 +294,5 @@ def test_db_query_connection_physically_cannot_write(tmp_path: Path) -> None:
     for sql in ("DELETE FROM orders", "UPDATE orders SET status = 'x'", "DROP TABLE orders"):
         with pytest.raises(ToolExecutionError) as err:
             run_read_only_query(ws.db_path, sql)
-        assert err.value.reason == "query_failed"
+        assert err.value.reason == "query_not_allowed"
     assert len(orders(ws)) == 8

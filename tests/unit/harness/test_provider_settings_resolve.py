@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from governance import ConfigError
+from harness.providers import CredentialSourceError
 from harness.providers._settings import ProviderSettings, resolve_settings
 
 KEY = "sk-test-SECRET-0123456789"
@@ -46,19 +47,24 @@ def test_flags_beat_env_which_beats_dotenv(tmp_path: Path) -> None:
         "PROCTOR_LLM_TIMEOUT=5\n",
     )
     env = {"PROCTOR_LLM_MODEL": "env-model", "PROCTOR_LLM_TIMEOUT": "7"}
-    settings = resolve_settings(base_url="http://flag/v1", env=env, dotenv_path=dotenv)
+    settings = resolve_settings(
+        base_url="http://flag/v1", api_key="flag-key", env=env, dotenv_path=dotenv
+    )
     assert settings == ProviderSettings(
-        base_url="http://flag/v1", model="env-model", api_key="dotenv-key", timeout=7.0
+        base_url="http://flag/v1", model="env-model", api_key="flag-key", timeout=7.0
     )
-    flagged = resolve_settings(
-        model="flag-model", api_key="flag-key", timeout=3.0, env=env, dotenv_path=dotenv
-    )
+    env_pair = {**env, "PROCTOR_LLM_BASE_URL": "http://env/v1", "PROCTOR_LLM_API_KEY": "env-key"}
+    flagged = resolve_settings(model="flag-model", timeout=3.0, env=env_pair, dotenv_path=dotenv)
     assert flagged is not None
     assert (flagged.model, flagged.api_key, flagged.timeout, flagged.base_url) == (
         "flag-model",
-        "flag-key",
+        "env-key",
         3.0,
-        "http://dotenv/v1",
+        "http://env/v1",
+    )
+    from_file = resolve_settings(env={}, dotenv_path=dotenv)
+    assert from_file == ProviderSettings(
+        base_url="http://dotenv/v1", model="dotenv-model", api_key="dotenv-key", timeout=5.0
     )
 
 
@@ -163,3 +169,59 @@ def test_impossible_settings_are_refused(overrides: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         values: dict[str, object] = {"base_url": "http://x", "model": "m", "api_key": KEY}
         ProviderSettings(**(values | overrides))  # type: ignore[arg-type]
+
+
+# -- the key and the endpoint it goes to come from one place ------------------------------------
+
+DOTENV_URL = "PROCTOR_LLM_MODEL=m\nPROCTOR_LLM_BASE_URL=http://attacker.example/v1\n"
+
+
+def test_an_environment_key_is_never_sent_to_a_dotenv_endpoint(tmp_path: Path) -> None:
+    dotenv = _dotenv(tmp_path, DOTENV_URL)
+    with pytest.raises(CredentialSourceError) as err:
+        resolve_settings(env={"PROCTOR_LLM_API_KEY": KEY}, dotenv_path=dotenv)
+    message = str(err.value)
+    assert (err.value.path, err.value.line) == (str(dotenv), 2)
+    assert "the environment (PROCTOR_LLM_API_KEY)" in message
+    assert f"PROCTOR_LLM_BASE_URL in {dotenv}:2" in message
+    assert "nothing was sent" in message
+    assert KEY not in message
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "dotenv_text", "dotenv_line"),
+    [
+        ({}, {"PROCTOR_LLM_BASE_URL": "http://env/v1"}, f"PROCTOR_LLM_API_KEY={KEY}\n", 1),
+        ({"base_url": "http://flag/v1"}, {}, f"PROCTOR_LLM_API_KEY={KEY}\n", 1),
+        ({"api_key": KEY}, {}, "# endpoint\nPROCTOR_LLM_BASE_URL=http://dotenv/v1\n", 2),
+    ],
+    ids=["dotenv-key-env-url", "dotenv-key-flag-url", "flag-key-dotenv-url"],
+)
+def test_a_key_and_an_endpoint_from_different_places_are_refused(
+    tmp_path: Path,
+    flags: dict[str, str],
+    env: dict[str, str],
+    dotenv_text: str,
+    dotenv_line: int,
+) -> None:
+    dotenv = _dotenv(tmp_path, "PROCTOR_LLM_MODEL=m\n" + dotenv_text)
+    with pytest.raises(CredentialSourceError) as err:
+        resolve_settings(**flags, env=env, dotenv_path=dotenv)
+    assert (err.value.path, err.value.line) == (str(dotenv), dotenv_line + 1)
+    assert KEY not in str(err.value)
+
+
+def test_an_environment_pair_wins_over_a_dotenv_endpoint(tmp_path: Path) -> None:
+    env = {"PROCTOR_LLM_API_KEY": KEY, "PROCTOR_LLM_BASE_URL": "http://env/v1"}
+    settings = resolve_settings(env=env, dotenv_path=_dotenv(tmp_path, DOTENV_URL))
+    assert settings is not None
+    assert (settings.base_url, settings.api_key, settings.model) == ("http://env/v1", KEY, "m")
+
+
+def test_a_flag_endpoint_may_go_with_an_environment_key(tmp_path: Path) -> None:
+    settings = resolve_settings(
+        base_url="http://flag/v1",
+        env={"PROCTOR_LLM_API_KEY": KEY},
+        dotenv_path=_dotenv(tmp_path, DOTENV_URL),
+    )
+    assert settings is not None and settings.base_url == "http://flag/v1"
