@@ -144,7 +144,11 @@ def score_command(
     baseline_path: Path | None,
     fail_on_drift: bool,
 ) -> int:
-    """Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios."""
+    """Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios.
+
+    The traces are verified first (manifest digests, consistency, the HMAC signature when
+    PROCTOR_REPORT_KEY is set): a run that does not verify exits 3 and is not scored.
+    """
     run_id, traces = load_run(run_dir)
     scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
     traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
@@ -180,7 +184,10 @@ def gate_command(
     baseline_ref: str | None,
     fail_on_drift: bool,
 ) -> int:
-    """Gate the run stored in RUN against a baseline: exit 2 on any regression."""
+    """Gate the run stored in RUN against a baseline: exit 2 on any regression.
+
+    RUN and the baseline's stored traces are verified first; exit 3 when they do not verify.
+    """
     run_id, traces = load_run(run_dir)
     scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
     traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
