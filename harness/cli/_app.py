@@ -22,7 +22,8 @@ Exit codes:
   0   clean
   1   a scenario check failed (nothing gated regressed)
   2   a gated metric regressed against the baseline
-  3   invalid input: a scenario, policy or config file fails its schema or contract
+  3   invalid input: a scenario, policy or config file fails its schema or contract,
+      or stored traces do not verify (digest, consistency, signature)
   64  usage error (bad flags)
   70  internal error
   77  live smoke skipped: no credential configured

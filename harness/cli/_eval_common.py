@@ -4,6 +4,7 @@ printing and writing a scored suite, and the exit code."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,15 +20,28 @@ from harness._baseline import (
     load_trace_json,
 )
 from harness._errors import BaselineError
+from harness._manifest import REPORT_KEY_ENV
 from harness._results import SuiteResult
+from harness._run_verify import check_baseline_traces
 from harness._suite import exit_code
 from harness.reports import render_terminal, write_reports
 
 
+def report_key() -> bytes | None:
+    """The key runs are signed and verified with (a CI secret); None when it is not set."""
+    return os.environ.get(REPORT_KEY_ENV, "").encode("utf-8") or None
+
+
 def baseline_from_file(path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]:
+    """The baseline and its stored traces, the traces verified against the baseline's digests."""
     if not path.is_file():
         raise click.BadParameter(f"no baseline at {path}", param_hint="--baseline")
-    return load_baseline(path), load_baseline_traces(path.parent / "traces")
+    baseline = load_baseline(path)
+    directory = path.parent / "traces"
+    traces = load_baseline_traces(directory)
+    origins = {sid: str(directory / f"{sid}.json") for sid in traces}
+    check_baseline_traces(str(directory), baseline, traces, origins)
+    return baseline, traces
 
 
 def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[str, Any]]]:
@@ -46,7 +60,10 @@ def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[st
     text = decode_text(raw, shown, BaselineError, subject="baseline file", yaml_breaks=False)
     baseline = load_baseline_text(text, shown)
     traces: dict[str, dict[str, Any]] = {}
-    listing = _git(where, "ls-tree", "--name-only", "-z", f"{ref}:{base}traces")
+    origins: dict[str, str] = {}
+    # --full-tree: run from a subdirectory, ls-tree would otherwise filter the listing by that
+    # directory's path and list nothing.
+    listing = _git(where, "ls-tree", "--full-tree", "--name-only", "-z", f"{ref}:{base}traces")
     for name in (listing or b"").decode("utf-8", "surrogateescape").split("\0"):
         if name.endswith(".json"):
             stored = _git(where, "show", f"{ref}:{base}traces/{name}")
@@ -56,6 +73,8 @@ def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[st
                     stored, origin, BaselineError, subject="stored trace", yaml_breaks=False
                 )
                 traces[name[: -len(".json")]] = load_trace_json(text, origin).data
+                origins[name[: -len(".json")]] = origin
+    check_baseline_traces(f"{ref}:{base}traces", baseline, traces, origins)
     return baseline, traces
 
 
@@ -73,8 +92,13 @@ def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool)
     if result.gate is None:
         click.echo("NOT GATED: no baseline was compared; regressions cannot be detected.")
     if report_dir is not None:
-        written = write_reports(result, report_dir)
+        key = report_key()
+        written = write_reports(result, report_dir, key=key)
         click.echo(f"reports: {written['report.html'].parent}")
+        if key:
+            click.echo(f"manifest: signed (HMAC-SHA256 with {REPORT_KEY_ENV})")
+        else:
+            click.echo(f"manifest: unsigned ({REPORT_KEY_ENV} is not set): unauthenticated")
     code = exit_code(result, fail_on_drift=fail_on_drift)
     click.echo(f"exit {code}: {_MEANING[code]}")
     return code

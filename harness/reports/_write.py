@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness._errors import HarnessError
+from harness._manifest import MANIFEST_NAME, ManifestTrace, build_manifest
 from harness._results import SuiteResult
 from harness.reports._html import render_html
 from harness.reports._json import render_json
@@ -37,15 +38,20 @@ def trace_filenames(scenario_ids: list[str]) -> dict[str, str]:
     return names
 
 
-def write_reports(result: SuiteResult, report_dir: Path) -> dict[str, Path]:
-    """Write traces/, junit.xml, summary.md, report.html and report.json (last) to `report_dir`.
+def write_reports(
+    result: SuiteResult, report_dir: Path, *, key: bytes | None = None
+) -> dict[str, Path]:
+    """Write traces/, junit.xml, summary.md, report.html, report.json and manifest.json (last).
 
     Trace files are each trace's canonical bytes, so `proctor score` re-scores from disk; trace
     files of an earlier run in the same directory are removed so they cannot be re-scored as this
-    run's. Returns the written paths keyed by file name (`traces` for the directory).
+    run's. The manifest pins every trace and report.json by digest, signed with `key` when one
+    is given. Returns the written paths keyed by file name (`traces` for the directory).
     """
     traces_dir = report_dir / TRACES_DIR
     traces_dir.mkdir(parents=True, exist_ok=True)
+    # An earlier run's manifest must not vouch for this run's files while they are written.
+    (report_dir / MANIFEST_NAME).unlink(missing_ok=True)
     names = trace_filenames([t.scenario_id for t in result.traces])
     for trace in result.traces:
         _write(traces_dir / names[trace.scenario_id], trace.canonical())
@@ -59,9 +65,16 @@ def write_reports(result: SuiteResult, report_dir: Path) -> dict[str, Path]:
         "report.html": _write(report_dir / "report.html", _encode(render_html(result))),
     }
     relative = {sid: f"{TRACES_DIR}/{name}" for sid, name in names.items()}
-    # report.json last: its presence says the directory is complete.
-    paths["report.json"] = _write(
-        report_dir / "report.json", _encode(render_json(result, relative) + "\n")
+    report = _encode(render_json(result, relative) + "\n")
+    paths["report.json"] = _write(report_dir / "report.json", report)
+    pinned = {
+        t.scenario_id: ManifestTrace(file=relative[t.scenario_id], digest=t.digest)
+        for t in sorted(result.traces, key=lambda t: t.scenario_id)
+    }
+    manifest = build_manifest(result.run_id, pinned, report, key=key)
+    # manifest.json last: its presence says the directory is complete.
+    paths[MANIFEST_NAME] = _write(
+        report_dir / MANIFEST_NAME, _encode(manifest.model_dump_json(indent=2) + "\n")
     )
     paths["traces"] = traces_dir
     return paths

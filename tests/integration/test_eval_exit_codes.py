@@ -308,18 +308,42 @@ def test_a_live_run_without_a_credential_exits_77_and_runs_nothing(small: Path) 
 # -- score and gate -----------------------------------------------------------------------------
 
 
-def test_score_rescores_stored_traces_so_a_tampered_status_fails(small: Path) -> None:
+def test_score_refuses_stored_traces_with_a_tampered_status(small: Path) -> None:
     assert proctor(small, "run", "--no-baseline", "--report-dir", "rep").returncode == 0
+    assert proctor(small, "score", "rep").returncode == 0
     stored = small / "rep" / "traces" / "read-order-lookup.json"
     text = stored.read_text("utf-8")
     assert text.count('"status":"completed"') == 1
     stored.write_text(text.replace('"status":"completed"', '"status":"failed"'), "utf-8")
     done = proctor(small, "score", "rep")
-    assert done.returncode == 1, output(done)
-    expected = (
-        "read-order-lookup  status:completed: expected status completed; the run ended failed"
-    )
-    assert expected in done.stdout
+    assert done.returncode == 3, output(done)
+    assert "the stored run does not verify" in done.stderr
+    assert "traces/read-order-lookup.json: digest sha256:" in done.stderr
+    expected = "traces/read-order-lookup.json: status: failed/answered recorded"
+    assert expected in done.stderr
+
+
+def _with_key(root: Path, key: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = clean_env() | ({"PROCTOR_REPORT_KEY": key} if key else {})
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_a_run_signed_in_ci_gates_with_its_key_and_is_refused_with_another(small: Path) -> None:
+    ran = _with_key(small, "ci-secret", "run", "--report-dir", "rep")
+    assert ran.returncode == 0, output(ran)
+    assert "manifest: signed (HMAC-SHA256 with PROCTOR_REPORT_KEY)" in ran.stdout
+    signed = _with_key(small, "ci-secret", "gate", "rep")
+    assert signed.returncode == 0, output(signed)
+    assert "authenticated: the run's manifest signature verifies" in signed.stderr
+    wrong = _with_key(small, "not-the-secret", "gate", "rep")
+    assert wrong.returncode == 3, output(wrong)
+    assert "manifest.json: the signature does not verify" in wrong.stderr
+    keyless = _with_key(small, None, "gate", "rep")
+    assert keyless.returncode == 0, output(keyless)
+    assert "unauthenticated: PROCTOR_REPORT_KEY is not set" in keyless.stderr
 
 
 def _git(root: Path, *args: str) -> None:

@@ -29,9 +29,10 @@ from governance._mcp_pins import McpLockError, load_pins
 from governance._policy_load import PolicyFile, load_policy
 from harness._baseline import load_baseline, load_baseline_traces
 from harness._errors import BaselineError, ScenarioError
+from harness._run_verify import StoredRunInvalid
 from harness._scenario_load import load_scenarios
 from harness.cli._ask import _load_script
-from harness.cli._score import load_run
+from harness.cli._score import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -237,8 +238,8 @@ def test_a_stored_run_loads_or_names_file_and_line(raw: bytes) -> None:
     _write("run/report.json", b'{"run_id": "r", "scenarios": [{"trace": "traces/t.json"}]}')
     _write("run/traces/t.json", raw)
     try:
-        load_run(_WORK / "run")
-    except click.BadParameter as error:
+        read_run(_WORK / "run")
+    except (click.BadParameter, StoredRunInvalid) as error:
         _assert_named(error, "t.json")
 
 

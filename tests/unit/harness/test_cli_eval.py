@@ -329,15 +329,14 @@ def test_score_rescores_the_stored_traces_without_running_anything(
     text = stored.read_text("utf-8")
     assert text.count('"status":"completed"') == 1
     stored.write_text(text.replace('"status":"completed"', '"status":"failed"'), "utf-8")
-    tampered = proctor("score", "rep")
-    assert tampered.exit_code == 1, tampered.output
-    expected = (
-        "read-order-lookup  status:completed: expected status completed; the run ended failed"
-    )
-    assert expected in tampered.output
-    gated = proctor("score", "rep", "--baseline", "baselines/baseline.json")
-    assert gated.exit_code == 2, gated.output
-    assert "rate_drop  run_outcome" in gated.output
+    # A stored trace is verified before it is scored: an edited one is refused, not re-scored.
+    for args in (("score", "rep"), ("score", "rep", "--baseline", "baselines/baseline.json")):
+        tampered = proctor(*args)
+        assert tampered.exit_code == 3, tampered.output
+        assert (
+            "traces/read-order-lookup.json: status: failed/answered recorded, but the spans end "
+            "the run completed/answered"
+        ) in tampered.output
 
 
 def _git(root: Path, *args: str) -> None:

@@ -34,7 +34,9 @@ def _report(tmp_path: Path, result: SuiteResult) -> dict[str, Any]:
 
 def test_write_reports_writes_every_artifact_and_returns_their_paths(tmp_path: Path) -> None:
     paths = write_reports(sample_result(), tmp_path / "out")
-    assert set(paths) == {"report.json", "junit.xml", "summary.md", "report.html", "traces"}
+    assert set(paths) == {
+        "report.json", "junit.xml", "summary.md", "report.html", "manifest.json", "traces",
+    }  # fmt: skip
     for name, path in paths.items():
         assert path.exists() and path.parent.parent == tmp_path, name
     assert sorted(p.name for p in paths["traces"].iterdir()) == [
