@@ -23,6 +23,7 @@ from governance._contracts import (
     Risk,
     ToolCall,
 )
+from governance._identity import skeleton
 from governance._output_screen import OutputPolicy
 from governance._paths import canonical_or_none, is_canonical
 from governance._policy_model import (
@@ -375,12 +376,19 @@ class Budget:
         if self.scope == "agent_run":
             return call.run_id
         if self.scope == "actor":
-            return call.principal.actor
+            return self.scope_key(call.principal.actor)
         if self.scope == "agent":
-            return call.principal.agent
+            return self.scope_key(call.principal.agent)
         if self.scope == "team":
-            return call.principal.team
+            return self.scope_key(call.principal.team)
         return call.tool
+
+    def scope_key(self, value: str) -> str:
+        """The key `value` is counted under. People (actor, agent, team) are keyed by their
+        identity skeleton, so `Alice`, `ａlice` or `alice\u200b` cannot open a fresh budget."""
+        if self.scope in ("actor", "agent", "team"):
+            return skeleton(value)
+        return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,11 +123,13 @@ def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
                 kind="prior_call", subject=prior.tool, outcome=result.outcome, reason=result.reason
             )
         )
+    budgets = {budget.id: budget for budget in gateway.policy.current().budgets}
     for reset in scenario.setup.budget_resets:
+        charged = budgets.get(reset.budget)
         try:
             gateway.budgets.reset(
                 budget_id=reset.budget,
-                key=reset.key,
+                key=charged.scope_key(reset.key) if charged is not None else reset.key,
                 by=reset.by,
                 approved_by=reset.approved_by,
                 reason=reset.reason,

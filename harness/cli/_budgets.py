@@ -112,7 +112,11 @@ def reset_command(
         for budget in chosen:
             try:
                 gateway.budgets.reset(
-                    budget_id=budget.id, key=key, by=by, approved_by=approved_by, reason=reason
+                    budget_id=budget.id,
+                    key=budget.scope_key(key),
+                    by=by,
+                    approved_by=approved_by,
+                    reason=reason,
                 )
             except BudgetResetRefused as exc:
                 click.echo(f"reset refused ({exc.code}): {exc}", err=True)

@@ -149,3 +149,15 @@ def test_a_policy_edit_landing_mid_call_cannot_drop_the_budget(
         outcomes = [gw.firewall.call(_delete(n)).outcome for n in range(3)]
         assert outcomes == ["executed", "blocked", "blocked"]
         assert len(gw.budgets.ledger("two-per-run", "run-1")) == 1
+
+
+@pytest.mark.parametrize("variant", ["Ann", "ａnn", "ann\u200b", "\u0430nn", " ann"])
+def test_a_look_alike_actor_name_is_charged_to_the_same_budget(
+    gateway: Gateway, variant: str
+) -> None:
+    results = [gateway.firewall.call(_delete(n, run_id=f"run-{n}")) for n in range(3)]
+    assert [r.outcome for r in results] == ["executed"] * 3
+    disguised = Principal(variant, "cleaner", "ops")
+    fourth = gateway.firewall.call(_delete(3, run_id="run-3", principal=disguised))
+    assert (fourth.outcome, fourth.reason) == ("blocked", "budget_exhausted:actor")
+    assert "notes/n3.txt" in file_tree(gateway.workspace)
