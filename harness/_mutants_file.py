@@ -41,6 +41,7 @@ class Equivalent:
     mutation: str
     reason: str
     line: int
+    source: str  # the file, for messages
 
 
 def load_equivalents(path: Path) -> dict[tuple[str, str, str], Equivalent]:
@@ -73,5 +74,7 @@ def load_equivalents(path: Path) -> dict[tuple[str, str, str], Equivalent]:
             raise ScenarioError(
                 shown, line, f"duplicate entry for {entry.target} {entry.mutation}: keep one"
             )
-        found[key] = Equivalent(entry.policy, entry.target, entry.mutation, entry.reason, line)
+        found[key] = Equivalent(
+            entry.policy, entry.target, entry.mutation, entry.reason, line, shown
+        )
     return found

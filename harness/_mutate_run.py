@@ -12,7 +12,6 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -108,7 +107,7 @@ def mutate_suite(
     if ghosts:
         entry = equivalents[ghosts[0]]
         raise ScenarioError(
-            str(Path("scenarios") / "mutants.yaml"),
+            entry.source,
             entry.line,
             f"{entry.target} {entry.mutation} of {entry.policy} is not a mutant `proctor mutate` "
             "generates: fix the name or remove the entry",
