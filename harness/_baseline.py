@@ -327,9 +327,7 @@ def load_trace_json(text: str, origin: str) -> JsonDocument:
     """A stored trace's JSON, checked as strictly as the baseline (errors are BaselineError)."""
     document = load_json(text, origin, BaselineError, subject="stored trace")
     if not isinstance(document.data, dict):
-        raise BaselineError(
-            origin, 1, "a stored trace is a JSON object; re-record the baseline"
-        )
+        raise BaselineError(origin, 1, "a stored trace is a JSON object; re-record the baseline")
     return document
 
 

@@ -12,6 +12,7 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -71,7 +72,7 @@ def policies_in_scope(scenarios: Sequence[LoadedScenario]) -> dict[str, list[Loa
     """Policy file (as coverage names it) -> the scenarios that run with it, in suite order."""
     scope: dict[str, list[LoadedScenario]] = {}
     for item in scenarios:
-        scope.setdefault(policy_file_name(resolve_policy_path(item)), []).append(item)
+        scope.setdefault(policy_file_name(item), []).append(item)
     return scope
 
 
@@ -84,6 +85,13 @@ def mutate_suite(
     progress: Callable[[MutantResult], None] | None = None,
 ) -> list[MutantResult]:
     scope = policies_in_scope(scenarios)
+    if only is not None:
+        # `--policy FILE` names the file on disk: match it to the name coverage uses.
+        wanted = Path(only).resolve()
+        named = [
+            n for n, items in scope.items() if resolve_policy_path(items[0]).resolve() == wanted
+        ]
+        only = named[0] if named else only
     if only is not None and only not in scope:
         raise ScenarioError(
             only, None, f"no scenario runs with this policy; in scope: {', '.join(sorted(scope))}"

@@ -6,6 +6,7 @@ score`) and re-gated (`proctor gate`) without running anything again.
 
 from __future__ import annotations
 
+import posixpath
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -161,16 +162,18 @@ def assemble(
     )
 
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_POLICY_NAME = "governance/data/default_policy.yaml"
 
 
-def policy_file_name(path: Path) -> str:
-    """A policy file as coverage names it: relative to the project root, `/`-separated, the
-    same wherever `proctor` was started; a file outside the project keeps its absolute path."""
-    resolved = path.resolve()
-    if resolved.is_relative_to(PROJECT_ROOT):
-        return resolved.relative_to(PROJECT_ROOT).as_posix()
-    return resolved.as_posix()
+def policy_file_name(loaded: LoadedScenario) -> str:
+    """The policy file a scenario runs with, as coverage and the baseline name it: the shipped
+    one by its place in the source tree, any other next to the scenario file as the trace shows
+    that file (`scenarios/policies/budgets.yaml`), whatever directory the suite was copied to."""
+    if loaded.scenario.policy == "default":
+        return DEFAULT_POLICY_NAME
+    return posixpath.normpath(
+        posixpath.join(posixpath.dirname(loaded.display_path), loaded.scenario.policy)
+    )
 
 
 def measure_coverage(
@@ -189,7 +192,7 @@ def measure_coverage(
             policies[path] = load_policy(path)
         registry = registry_for(item)
         impacts = {d.name: d.impact for d in registry.descriptors()}
-        uses.append(PolicyUse(policy_file_name(path), policies[path], trace, impacts))
+        uses.append(PolicyUse(policy_file_name(item), policies[path], trace, impacts))
     return measure(uses)
 
 

@@ -10,7 +10,7 @@ import click
 from harness import _exit_codes as codes
 from harness._mutants_file import DEFAULT_MUTANTS_FILE, load_equivalents
 from harness._mutate_run import MutantResult, mutate_suite
-from harness._suite import load_checked_suite, policy_file_name
+from harness._suite import load_checked_suite
 from harness.cli._app import cli
 from harness.cli._options import DEFAULT_SCENARIOS, suite_options
 
@@ -61,7 +61,7 @@ def mutate_command(
     """
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
     equivalents = load_equivalents(mutants_file)
-    only = policy_file_name(policy_path) if policy_path is not None else None
+    only = str(policy_path) if policy_path is not None else None
     started = time.monotonic()
     results = mutate_suite(
         scenarios, only=only, equivalents=equivalents, jobs=jobs, progress=_progress
