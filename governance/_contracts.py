@@ -97,6 +97,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyEvidence:
+    """Which rules applied to one call, and which rules and conditions decided it.
+
+    A rule is *decisive* when disabling it alone would change the decision's effect or reason.
+    A condition is *decisive* when flipping its result alone would change whether its rule
+    applies: the rule's selectors hold and every other condition of the rule holds. Conditions
+    are named `<rule-id>.when[<i>]:held` or `:failed` (the result it had). Sorted, so traces
+    stay byte-identical. Coverage (`proctor run`) and mutation testing are built on it.
+    """
+
+    matched: tuple[str, ...] = ()
+    decisive: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The policy's verdict on one call, with the evidence that produced it."""
 
@@ -106,6 +122,8 @@ class Decision:
     policy_digest: str
     registry_digest: str
     message: str = ""
+    # Not part of the verdict: two decisions with the same verdict are equal.
+    evidence: PolicyEvidence = field(default_factory=PolicyEvidence, compare=False)
 
     @property
     def allowed(self) -> bool:

@@ -21,9 +21,10 @@ from governance._audit import AuditLog
 from governance._budgets import BudgetStore
 from governance._clock import Clock, SystemClock
 from governance._contracts import ToolSource
-from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall
+from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall, PolicySource, StaticPolicy
 from governance._mcp_config import load_mcp_config
 from governance._mcp_pins import load_pins
+from governance._policy_eval import Policy
 from governance._policy_load import PolicyFile
 from governance._registry import ToolRegistry
 from governance._sealing import key_from_env as approvals_key_from_env
@@ -57,11 +58,16 @@ class Gateway:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         audit_key_from_env: bool = True,
         mcp_config: Path | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.policy = PolicyFile(policy_path)  # a malformed policy refuses to start here
+        # A malformed policy refuses to start here. A given `policy` is fixed (mutation testing
+        # runs the suite against in-memory mutants); `policy_path` then only names it.
+        self.policy: PolicySource = (
+            StaticPolicy(policy) if policy is not None else PolicyFile(policy_path)
+        )
         # A malformed MCP config or pin file refuses to start too; a server that fails is skipped.
         mcp = load_mcp_config(mcp_config) if mcp_config is not None else None
         mcp_pins = load_pins(mcp.lock_path) if mcp is not None else None

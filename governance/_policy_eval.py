@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any, Literal, Protocol, TypeGuard
 
@@ -20,6 +20,7 @@ from governance._contracts import (
     Effect,
     Impact,
     PolicyContext,
+    PolicyEvidence,
     Risk,
     ToolCall,
 )
@@ -509,13 +510,18 @@ def compile_policy(model: PolicyModel, path: str | None = None) -> Policy:
 
 @dataclass(frozen=True, slots=True)
 class RuleOutcome:
-    """How one rule fared against one context (for `proctor policy explain` and audits)."""
+    """How one rule fared against one context (for `proctor policy explain` and audits).
+
+    `conditions` holds every condition's result when the selectors held (none short-circuit),
+    so the evidence can say which condition was decisive.
+    """
 
     rule_id: str
     effect: Effect
     status: RuleStatus
     failed_arg: str | None = None
     error: str | None = None
+    conditions: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,12 +541,15 @@ def _outcome(rule: Rule, context: PolicyContext) -> RuleOutcome:
     try:
         if not rule.match.holds(context):
             return RuleOutcome(rule.id, rule.effect, "not_matched")
-        failing = rule.first_failing(context.arguments)
+        results = tuple(condition.holds(context.arguments) for condition in rule.when)
     except Exception as exc:  # fail closed: a rule that cannot be evaluated blocks
         return RuleOutcome(rule.id, "block", "error", error=type(exc).__name__)
-    if failing is not None:
-        return RuleOutcome(rule.id, rule.effect, "condition_failed", failed_arg=failing.arg)
-    return RuleOutcome(rule.id, rule.effect, "matched")
+    if not all(results):
+        failing = rule.when[results.index(False)]
+        return RuleOutcome(
+            rule.id, rule.effect, "condition_failed", failed_arg=failing.arg, conditions=results
+        )
+    return RuleOutcome(rule.id, rule.effect, "matched", conditions=results)
 
 
 def _about(rules: list[Rule]) -> str:
@@ -550,22 +559,12 @@ def _about(rules: list[Rule]) -> str:
     return f"{text}: {described}" if described else text
 
 
-def explain(context: PolicyContext, policy: Policy) -> Explanation:
-    """Evaluate every rule and say how each fared, with the resulting Decision."""
+_Verdict = tuple[Effect, tuple[str, ...], str, str]  # effect, rule ids, reason, message
+
+
+def _reduce(outcomes: tuple[RuleOutcome, ...], context: PolicyContext, policy: Policy) -> _Verdict:
+    """The fixed precedence over rule outcomes: block > unknown tool > approval > allow."""
     by_id = {rule.id: rule for rule in policy.rules}
-    outcomes = tuple(_outcome(by_id[rule_id], context) for rule_id in sorted(by_id))
-
-    def make(effect: Effect, rule_ids: tuple[str, ...], reason: str, message: str) -> Explanation:
-        decision = Decision(
-            effect=effect,
-            rule_ids=rule_ids,
-            reason=reason,
-            policy_digest=policy.digest,
-            registry_digest=context.registry_digest,
-            message=message,
-        )
-        return Explanation(decision=decision, outcomes=outcomes)
-
     applied: dict[Effect, list[RuleOutcome]] = {"block": [], "require_approval": [], "allow": []}
     for outcome in outcomes:
         if outcome.status in ("matched", "error"):
@@ -577,7 +576,7 @@ def explain(context: PolicyContext, policy: Policy) -> Explanation:
         errors = [o for o in blocks if o.status == "error"]
         if errors:
             names = ", ".join(f"{o.rule_id} ({o.error})" for o in errors)
-            return make(
+            return (
                 "block",
                 ids,
                 "rule_error",
@@ -589,12 +588,12 @@ def explain(context: PolicyContext, policy: Policy) -> Explanation:
             if any(r.uses_token_budget for r in rules)
             else "blocked_by_rule"
         )
-        return make("block", ids, reason, f"blocked by {_about(rules)}")
+        return "block", ids, reason, f"blocked by {_about(rules)}"
 
     if not context.known:
         effect = policy.defaults.unknown_tool
         verdict = "blocked" if effect == "block" else "held for approval"
-        return make(
+        return (
             effect,
             (),
             "unknown_tool",
@@ -604,7 +603,7 @@ def explain(context: PolicyContext, policy: Policy) -> Explanation:
     holds = applied["require_approval"]
     if holds:
         rules = [by_id[o.rule_id] for o in holds]
-        return make(
+        return (
             "require_approval",
             tuple(r.id for r in rules),
             "approval_required",
@@ -616,32 +615,80 @@ def explain(context: PolicyContext, policy: Policy) -> Explanation:
         rules = [by_id[o.rule_id] for o in allows]
         ids = tuple(r.id for r in rules)
         if context.action_type == "unknown":
-            return make(
+            return (
                 "require_approval",
                 ids,
                 "unmapped_tool",
                 f"tool {context.tool!r} has no mapped action type, so {_about(rules)} "
                 "needs a human approval before it applies",
             )
-        return make("allow", ids, "allowed", f"allowed by {_about(rules)}")
+        return "allow", ids, "allowed", f"allowed by {_about(rules)}"
 
     failed = [o for o in outcomes if o.status == "condition_failed"]
     if failed:
         arg = failed[0].failed_arg
         ids = tuple(o.rule_id for o in failed)
-        return make(
+        return (
             policy.defaults.no_match,
             ids,
             f"invalid_argument:{arg}",
             f"argument {arg!r} does not satisfy rule {failed[0].rule_id}, and no other rule "
             f"applies to {context.tool}, so it is blocked by default",
         )
-    return make(
+    return (
         policy.defaults.no_match,
         (),
         "no_matching_rule",
         f"no rule applies to {context.tool}, so it is blocked by default",
     )
+
+
+def _evidence(
+    outcomes: tuple[RuleOutcome, ...], verdict: _Verdict, context: PolicyContext, policy: Policy
+) -> PolicyEvidence:
+    """Matched rules; rules whose absence would change the effect or reason; decisive conditions.
+
+    A rule that did not apply can only matter through the `invalid_argument` reason, so every
+    rule with selectors that held is tried disabled; the reduction alone is re-run, never the
+    conditions, so this costs a few tuple scans per call.
+    """
+    matched: list[str] = []
+    decisive: list[str] = []
+    conditions: list[str] = []
+    for index, outcome in enumerate(outcomes):
+        if outcome.status in ("not_matched", "disabled"):
+            continue
+        if outcome.status in ("matched", "error"):
+            matched.append(outcome.rule_id)
+        without = (*outcomes[:index], replace(outcome, status="disabled"), *outcomes[index + 1 :])
+        other = _reduce(without, context, policy)
+        if (other[0], other[2]) != (verdict[0], verdict[2]):
+            decisive.append(outcome.rule_id)
+        results = outcome.conditions
+        for n, held in enumerate(results):
+            if all(results[:n]) and all(results[n + 1 :]):
+                conditions.append(f"{outcome.rule_id}.when[{n}]:{'held' if held else 'failed'}")
+    return PolicyEvidence(
+        matched=tuple(matched), decisive=tuple(decisive), conditions=tuple(conditions)
+    )
+
+
+def explain(context: PolicyContext, policy: Policy) -> Explanation:
+    """Evaluate every rule and say how each fared, with the resulting Decision."""
+    by_id = {rule.id: rule for rule in policy.rules}
+    outcomes = tuple(_outcome(by_id[rule_id], context) for rule_id in sorted(by_id))
+    verdict = _reduce(outcomes, context, policy)
+    effect, rule_ids, reason, message = verdict
+    decision = Decision(
+        effect=effect,
+        rule_ids=rule_ids,
+        reason=reason,
+        policy_digest=policy.digest,
+        registry_digest=context.registry_digest,
+        message=message,
+        evidence=_evidence(outcomes, verdict, context, policy),
+    )
+    return Explanation(decision=decision, outcomes=outcomes)
 
 
 def evaluate(context: PolicyContext, policy: Policy) -> Decision:

@@ -24,8 +24,9 @@ from governance import Clock
 from governance._config_text import decode_text, read_capped
 from governance._json_lines import JsonDocument, load_json
 from harness._checks import inventory_of
+from harness._coverage import PolicyCoverage
 from harness._errors import BaselineError, HarnessError
-from harness._gate import gate
+from harness._gate import CoverageState, gate
 from harness._metrics import count_of, format_rate
 from harness._results import CheckResult, MetricResult
 from harness._scenario import ID_PATTERN
@@ -92,11 +93,23 @@ class HistoryRecord(_Model):
     summary: str
 
 
+class CoverageRecord(_Model):
+    """One policy file's coverage items (`rule:<id>`, `budget:<id>`) as recorded."""
+
+    covered: list[str] = Field(description="Items the suite covered, sorted.")
+    uncovered: list[str] = Field(description="Items accepted as uncovered, sorted.")
+
+
 class Baseline(_Model):
     version: Literal[1] = Field(description="The file format version.")
     metrics: dict[str, MetricRecord]
     scenarios: dict[str, ScenarioRecord]
     history: list[HistoryRecord] = Field(description="Append-only: one record per recording.")
+    coverage: dict[str, CoverageRecord] | None = Field(
+        None,
+        description="Per policy file in scope (relative to the project root): what the suite "
+        "covered. Absent in older baselines: coverage is then not gated.",
+    )
 
 
 def rate_of(passed: int, total: int) -> float | None:
@@ -120,6 +133,7 @@ def build_baseline(
     clock: Clock,
     previous: Baseline | None,
     allow_regression: bool,
+    coverage: Iterable[PolicyCoverage] = (),
 ) -> Baseline:
     """A new baseline from a scored run; `previous` history is kept and one record appended."""
     checks = list(checks)
@@ -149,6 +163,11 @@ def build_baseline(
             for sid, ids in inventory.items()
         },
         history=[],
+        coverage={
+            c.policy_file: CoverageRecord(covered=list(c.covered), uncovered=list(c.uncovered))
+            for c in coverage
+        }
+        or None,
     )
     failing = sum(not c.passed for c in checks)
     summary = (
@@ -196,6 +215,12 @@ def record_refusals(current: Baseline, previous: Baseline | None) -> list[str]:
         {sid: s.checks for sid, s in current.scenarios.items()},
         {sid: s.trace_digest for sid, s in current.scenarios.items()},
         previous,
+        current_coverage=None
+        if current.coverage is None
+        else {
+            name: CoverageState(tuple(r.covered), tuple(r.uncovered))
+            for name, r in current.coverage.items()
+        },
     )
     return [r.detail for r in result.regressions]
 
@@ -302,9 +327,7 @@ def load_trace_json(text: str, origin: str) -> JsonDocument:
     """A stored trace's JSON, checked as strictly as the baseline (errors are BaselineError)."""
     document = load_json(text, origin, BaselineError, subject="stored trace")
     if not isinstance(document.data, dict):
-        raise BaselineError(
-            origin, 1, "a stored trace is a JSON object; re-record the baseline"
-        )
+        raise BaselineError(origin, 1, "a stored trace is a JSON object; re-record the baseline")
     return document
 
 

@@ -153,9 +153,7 @@ def _check_one(
     try:
         policy = policy_for(item)
     except ConfigError as exc:
-        checker.add(
-            ("policy",), scenario.policy, "invalid_policy", f"cannot use its policy: {exc}"
-        )
+        checker.add(("policy",), scenario.policy, "invalid_policy", f"cannot use its policy: {exc}")
         return checker.found
     _check_policy_names(checker, scenario, policy)
     return checker.found

@@ -9,6 +9,7 @@ regression unless the CLI is asked to fail on it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deepdiff import DeepDiff
@@ -33,8 +34,13 @@ def gate(
     *,
     current_traces: Mapping[str, Mapping[str, Any]] | None = None,
     baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
+    current_coverage: Mapping[str, CoverageState] | None = None,
 ) -> GateResult:
-    """Regressions, drift and new scenarios of this run against `baseline`."""
+    """Regressions, drift and new scenarios of this run against `baseline`.
+
+    With `current_coverage` and a baseline that records coverage, lost policy coverage is a
+    regression too (see `coverage_regressions`).
+    """
     now = {m.name: m for m in current_metrics}
     regressions: list[Regression] = []
     for name in _metric_order(baseline.metrics):
@@ -78,11 +84,70 @@ def gate(
 
     known = set(baseline.scenarios)
     new_scenarios = sorted((set(current_inventory) | set(current_digests)) - known)
+    lost_coverage: list[Regression] = []
+    if current_coverage is not None and baseline.coverage is not None:
+        recorded = {
+            name: CoverageState(tuple(r.covered), tuple(r.uncovered))
+            for name, r in baseline.coverage.items()
+        }
+        lost_coverage = coverage_regressions(current_coverage, recorded)
     return GateResult(
-        regressions=tuple(regressions + lost_scenarios + lost_checks),
+        regressions=tuple(regressions + lost_scenarios + lost_checks + lost_coverage),
         drift=tuple(drift),
         new_scenarios=tuple(new_scenarios),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageState:
+    """The covered and uncovered items (`rule:<id>`, `budget:<id>`) of one policy file."""
+
+    covered: tuple[str, ...]
+    uncovered: tuple[str, ...]
+
+
+def coverage_regressions(
+    current: Mapping[str, CoverageState], baseline: Mapping[str, CoverageState]
+) -> list[Regression]:
+    """Lost coverage: a covered item that no longer is (weakened, disabled or deleted, or its
+    policy file no longer used by any scenario), and an uncovered item the baseline did not
+    accept as uncovered (a rule or budget added that no scenario exercises)."""
+    out: list[Regression] = []
+    in_scope = ", ".join(sorted(current)) or "none"
+    for name in sorted(set(current) | set(baseline)):
+        then = baseline.get(name, CoverageState((), ()))
+        now = current.get(name)
+        if now is None:
+            for item in then.covered:
+                out.append(
+                    Regression(
+                        "lost_coverage",
+                        f"{item} of {name} was covered, but no scenario runs with {name} any "
+                        f"more (policy files in scope: {in_scope})",
+                        check_id=f"{name} {item}",
+                    )
+                )
+            continue
+        for item in sorted(set(then.covered) - set(now.covered)):
+            gone = "is gone from the policy" if item not in now.uncovered else "is not any more"
+            out.append(
+                Regression(
+                    "lost_coverage",
+                    f"{item} of {name} was covered by the suite and {gone}: a weakened, "
+                    "disabled or deleted rule or budget, or a scenario that stopped exercising it",
+                    check_id=f"{name} {item}",
+                )
+            )
+        for item in sorted(set(now.uncovered) - set(then.uncovered) - set(then.covered)):
+            out.append(
+                Regression(
+                    "lost_coverage",
+                    f"{item} of {name} is new and no scenario covers it: add a scenario that "
+                    "it decides, or record the baseline to accept it as uncovered",
+                    check_id=f"{name} {item}",
+                )
+            )
+    return out
 
 
 def _metric_order(names: Iterable[str]) -> list[str]:

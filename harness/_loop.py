@@ -611,6 +611,9 @@ def _tool_span_fields(
         "result_chars": len(result.output),
         "truncated": result.truncated,
         "error": result.error,
+        "matched_rules": list(decision.evidence.matched) if decision else [],
+        "decisive_rules": list(decision.evidence.decisive) if decision else [],
+        "decisive_conditions": list(decision.evidence.conditions) if decision else [],
     }
 
 

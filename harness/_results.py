@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness._coverage import PolicyCoverage
 from harness._trace import Trace
 
 
@@ -40,7 +41,9 @@ class MetricResult:
         return None if self.total == 0 else self.passed / self.total
 
 
-RegressionKind = Literal["rate_drop", "evidence_shrink", "lost_check", "lost_scenario"]
+RegressionKind = Literal[
+    "rate_drop", "evidence_shrink", "lost_check", "lost_scenario", "lost_coverage"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,7 @@ class SuiteResult:
     gate: GateResult | None = None
     scenario_files: Mapping[str, str] = field(default_factory=dict)
     fail_on_drift: bool = False  # drift counts as a regression (`--fail-on-drift`)
+    coverage: tuple[PolicyCoverage, ...] = ()  # per policy file in scope
 
     @property
     def live(self) -> bool:

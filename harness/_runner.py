@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from governance import ManualClock, Principal, ToolCall
+from governance import ManualClock, Policy, Principal, ToolCall
 from governance._approvals import SelfApprovalError
 from governance._budgets import BudgetResetRefused
 from governance._firewall import EditRefused
@@ -47,8 +47,17 @@ class ProviderChoice:
         return OpenAIProvider(self.settings)
 
 
-def run_scenario(loaded: LoadedScenario, *, run_id: str, provider: ProviderChoice) -> Trace:
-    """One scenario in a fresh gateway: setup, the governed run, scripted reviews, the trace."""
+def run_scenario(
+    loaded: LoadedScenario,
+    *,
+    run_id: str,
+    provider: ProviderChoice,
+    policy: Policy | None = None,
+) -> Trace:
+    """One scenario in a fresh gateway: setup, the governed run, scripted reviews, the trace.
+
+    `policy` replaces the scenario's policy file (mutation testing runs in-memory mutants).
+    """
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
     with tempfile.TemporaryDirectory(prefix="proctor-scenario-") as tmp:
@@ -58,6 +67,7 @@ def run_scenario(loaded: LoadedScenario, *, run_id: str, provider: ProviderChoic
             clock=clock,
             audit_key_from_env=False,
             mcp_config=resolve_mcp_config(loaded),
+            policy=policy,
         ) as gateway:
             setup = _setup(gateway, scenario)
             live = provider.build(scenario)
@@ -115,9 +125,15 @@ def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
     for n, prior in enumerate(scenario.setup.prior_calls, start=1):
         actor = prior.actor or scenario.principal.actor
         principal = Principal(actor, scenario.principal.agent, scenario.principal.team)
-        result = gateway.firewall.call(
-            ToolCall(f"p{n}", prior.tool, prior.args, prior.run_id, principal)
-        )
+        call = ToolCall(f"p{n}", prior.tool, prior.args, prior.run_id, principal)
+        result = gateway.firewall.call(call)
+        if result.outcome == "held" and result.approval_id and prior.approved_by:
+            # An earlier run whose held call a reviewer approved: it executes (and counts).
+            try:
+                gateway.firewall.approve(result.approval_id, prior.approved_by, comment="setup")
+                result = gateway.firewall.resume_held(result.approval_id, call)
+            except SelfApprovalError:
+                pass  # recorded as held: the proposer cannot approve their own call
         records.append(
             SetupRecord(
                 kind="prior_call", subject=prior.tool, outcome=result.outcome, reason=result.reason

@@ -52,6 +52,11 @@ class PriorCall(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     run_id: str = Field(default="prior-run")
     actor: str | None = Field(default=None, description="Default: the scenario's actor.")
+    approved_by: str | None = Field(
+        default=None,
+        description="A reviewer who approves the call if it is held, so it executes (and "
+        "counts against budgets) as an earlier, approved run would have.",
+    )
 
 
 class BudgetResetStep(_Model):

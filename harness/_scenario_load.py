@@ -414,10 +414,7 @@ def _locate(loc: Loc, data: Any) -> _Place | None:
             value = value[part]
             existing = tuple(shown)
         elif (
-            present
-            and isinstance(value, list)
-            and isinstance(part, int)
-            and 0 <= part < len(value)
+            present and isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
         ):
             value = value[part]
             existing = tuple(shown)

@@ -103,6 +103,18 @@ class ToolCallSpan(_Span):
     result_chars: int = 0
     truncated: bool = False
     error: Redacted | None = None
+    matched_rules: list[str] = Field(
+        default_factory=list, description="Every rule that applied to the call."
+    )
+    decisive_rules: list[str] = Field(
+        default_factory=list,
+        description="Rules without which the decision's effect or reason would differ.",
+    )
+    decisive_conditions: list[str] = Field(
+        default_factory=list,
+        description="`<rule>.when[<i>]:held|failed`: conditions that alone decided whether "
+        "their rule applied.",
+    )
 
 
 LoopEvent = Literal[

@@ -6,6 +6,7 @@ score`) and re-gated (`proctor gate`) without running anything again.
 
 from __future__ import annotations
 
+import posixpath
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,8 +27,9 @@ from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._checks import expand_checks, inventory_of
 from harness._contract import ContractViolation, check_contract
+from harness._coverage import PolicyCoverage, PolicyUse, measure
 from harness._errors import HarnessError, ScenarioError
-from harness._gate import gate
+from harness._gate import CoverageState, gate
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._runner import ProviderChoice, run_suite
@@ -133,6 +135,7 @@ def assemble(
     failing expectation in a known scenario does lower a gated rate (exit 2): it is strict.
     """
     checks, metrics = score(scenarios, traces)
+    coverage = measure_coverage(scenarios, traces)
     gate_result = None
     if baseline is not None:
         known = set(baseline.scenarios)
@@ -143,6 +146,9 @@ def assemble(
             baseline,
             current_traces={t.scenario_id: t.stable_dict() for t in traces},
             baseline_traces=baseline_traces,
+            current_coverage={
+                c.policy_file: CoverageState(c.covered, c.uncovered) for c in coverage
+            },
         )
     return SuiteResult(
         run_id=run_id,
@@ -152,7 +158,42 @@ def assemble(
         baseline_metrics=metric_results(baseline) if baseline is not None else None,
         gate=gate_result,
         scenario_files={item.scenario.id: item.display_path for item in scenarios},
+        coverage=coverage,
     )
+
+
+DEFAULT_POLICY_NAME = "governance/data/default_policy.yaml"
+
+
+def policy_file_name(loaded: LoadedScenario) -> str:
+    """The policy file a scenario runs with, as coverage and the baseline name it: the shipped
+    one by its place in the source tree, any other next to the scenario file as the trace shows
+    that file (`scenarios/policies/budgets.yaml`), whatever directory the suite was copied to."""
+    if loaded.scenario.policy == "default":
+        return DEFAULT_POLICY_NAME
+    return posixpath.normpath(
+        posixpath.join(posixpath.dirname(loaded.display_path), loaded.scenario.policy)
+    )
+
+
+def measure_coverage(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
+) -> tuple[PolicyCoverage, ...]:
+    """Coverage of every policy file at least one scenario runs with, from the traces."""
+    by_id = {item.scenario.id: item for item in scenarios}
+    policies: dict[Path, Policy] = {}
+    uses: list[PolicyUse] = []
+    for trace in traces:
+        item = by_id.get(trace.scenario_id)
+        if item is None:
+            continue
+        path = resolve_policy_path(item)
+        if path not in policies:
+            policies[path] = load_policy(path)
+        registry = registry_for(item)
+        impacts = {d.name: d.impact for d in registry.descriptors()}
+        uses.append(PolicyUse(policy_file_name(item), policies[path], trace, impacts))
+    return measure(uses)
 
 
 def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:

@@ -26,9 +26,7 @@ def _open(db: Path) -> AuditLog:
     try:
         return AuditLog.from_env(db, readonly=True)
     except GovernanceError as exc:
-        raise click.BadParameter(
-            f"{exc} (is it a Proctor audit log?)", param_hint="'DB'"
-        ) from None
+        raise click.BadParameter(f"{exc} (is it a Proctor audit log?)", param_hint="'DB'") from None
 
 
 def _require_run(log: AuditLog, run_id: str) -> None:

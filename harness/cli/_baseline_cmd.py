@@ -19,7 +19,7 @@ from harness._baseline import (
     write_baseline_traces,
 )
 from harness._runner import ProviderChoice
-from harness._suite import load_checked_suite, run_checked_suite, score
+from harness._suite import load_checked_suite, measure_coverage, run_checked_suite, score
 from harness.cli._app import cli
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS
 
@@ -83,6 +83,7 @@ def record_command(
         clock=SystemClock(),
         previous=previous,
         allow_regression=allow_regression,
+        coverage=measure_coverage(scenarios, run.traces),
     )
     click.echo(baseline_diff(previous, new))
     refusals = record_refusals(new, previous)

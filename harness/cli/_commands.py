@@ -11,6 +11,7 @@ from harness.cli import (
     _check,  # noqa: F401
     _demo,  # noqa: F401
     _mcp,  # noqa: F401
+    _mutate,  # noqa: F401
     _policy,  # noqa: F401
     _run,  # noqa: F401
     _score,  # noqa: F401

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from harness._coverage import render_coverage
+
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
@@ -56,6 +58,8 @@ def render_terminal(result: SuiteResult) -> str:
         lines += ["", f"New scenarios, not in the baseline ({len(gate.new_scenarios)}):"]
         lines += [f"  + {one_line(s)}" for s in gate.new_scenarios]
 
+    if result.coverage:
+        lines += ["", *(one_line(line) for line in render_coverage(result.coverage))]
     lines += ["", counts_line(result)]
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,164 @@
+"""Policy coverage: which rules, conditions and budgets of each policy the suite exercised.
+
+Pure: computed from traces alone (their tool-call spans carry the firewall's evidence), plus
+the compiled policies and each tool's effective impact. Definitions (see also
+`governance.PolicyEvidence`):
+
+* a rule *matched* a call when its selectors and all its conditions held;
+* a rule is *decisive* for a call when disabling it alone would change the decision's effect
+  or reason code; a rule is **covered** when it was decisive for at least one call, so a rule
+  that only ever agrees with another one (a blanket allow next to a narrow one) is not;
+* a condition is *decisive* for a call when its rule's selectors hold and every other
+  condition of the rule holds, so flipping its result alone flips whether the rule applies;
+  it is reported by the result it had (`held`, `failed`);
+* a budget is *charged* by every executed call it applies to (setup calls included) and
+  **covered** when it denied at least one call (a limit raised 1000-fold would stop denying).
+
+Coverage items are named `rule:<id>` and `budget:<id>`; disabled rules are not items.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from governance import Impact, Policy
+from harness._trace import Trace
+
+_BUDGET_REASON = "budget_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyUse:
+    """One scenario's trace, the policy file it ran with and its tools' effective impacts."""
+
+    policy_file: str
+    policy: Policy
+    trace: Trace
+    impacts: Mapping[str, Impact]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyCoverage:
+    """What the suite exercised of one policy file."""
+
+    policy_file: str
+    scenarios: tuple[str, ...]
+    rules: tuple[str, ...]  # enabled rule ids, sorted
+    budgets: tuple[str, ...]  # budget ids, sorted
+    conditions: tuple[str, ...]  # `<rule>.when[<i>]` of enabled rules, sorted
+    matched: Mapping[str, int] = field(default_factory=dict)
+    decisive: Mapping[str, int] = field(default_factory=dict)
+    condition_results: Mapping[str, int] = field(default_factory=dict)  # `...:held|failed`
+    charged: Mapping[str, int] = field(default_factory=dict)
+    denied: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def items(self) -> tuple[str, ...]:
+        return (*(f"budget:{b}" for b in self.budgets), *(f"rule:{r}" for r in self.rules))
+
+    @property
+    def covered(self) -> tuple[str, ...]:
+        return tuple(item for item in self.items if self._is_covered(item))
+
+    @property
+    def uncovered(self) -> tuple[str, ...]:
+        return tuple(item for item in self.items if not self._is_covered(item))
+
+    @property
+    def undecided_conditions(self) -> tuple[str, ...]:
+        """Conditions never decisive either way: nothing shows what they are for."""
+        return tuple(
+            c
+            for c in self.conditions
+            if not (
+                self.condition_results.get(f"{c}:held") or self.condition_results.get(f"{c}:failed")
+            )
+        )
+
+    def _is_covered(self, item: str) -> bool:
+        kind, _, name = item.partition(":")
+        counts = self.denied if kind == "budget" else self.decisive
+        return counts.get(name, 0) > 0
+
+    def why_uncovered(self, item: str) -> str:
+        """A line saying how far the suite got with an uncovered item."""
+        kind, _, name = item.partition(":")
+        if kind == "budget":
+            charged = self.charged.get(name, 0)
+            return f"budget {name}: charged {charged} time(s), never denied a call"
+        matched = self.matched.get(name, 0)
+        if matched:
+            return f"rule {name}: matched {matched} call(s), decisive for none"
+        return f"rule {name}: matched no call"
+
+
+def measure(uses: Iterable[PolicyUse]) -> tuple[PolicyCoverage, ...]:
+    """Coverage per policy file, sorted by file."""
+    grouped: dict[str, list[PolicyUse]] = {}
+    for use in uses:
+        grouped.setdefault(use.policy_file, []).append(use)
+    return tuple(_measure_one(name, grouped[name]) for name in sorted(grouped))
+
+
+def _measure_one(policy_file: str, uses: list[PolicyUse]) -> PolicyCoverage:
+    # Scenarios of one file may in principle see different versions (a mid-run edit); the
+    # items come from the first, and counts only from ids that exist in it.
+    policy = uses[0].policy
+    matched: Counter[str] = Counter()
+    decisive: Counter[str] = Counter()
+    conditions: Counter[str] = Counter()
+    charged: Counter[str] = Counter()
+    denied: Counter[str] = Counter()
+    for use in uses:
+        executed: list[str] = [
+            record.subject
+            for record in use.trace.setup
+            if record.kind == "prior_call" and record.outcome == "executed"
+        ]
+        for span in use.trace.tool_spans:
+            matched.update(span.matched_rules)
+            decisive.update(span.decisive_rules)
+            conditions.update(span.decisive_conditions)
+            if span.outcome == "executed":
+                executed.append(span.tool)
+            elif span.reason and span.reason.startswith(_BUDGET_REASON) and span.rule_ids:
+                denied[span.rule_ids[0]] += 1
+        for tool in executed:
+            impact = use.impacts.get(tool)
+            for budget in use.policy.budgets:
+                if impact is not None and budget.applies_to(tool, impact):
+                    charged[budget.id] += 1
+    enabled = [rule for rule in policy.rules if rule.enabled]
+    return PolicyCoverage(
+        policy_file=policy_file,
+        scenarios=tuple(sorted(use.trace.scenario_id for use in uses)),
+        rules=tuple(sorted(rule.id for rule in enabled)),
+        budgets=tuple(sorted(budget.id for budget in policy.budgets)),
+        conditions=tuple(
+            sorted(f"{rule.id}.when[{n}]" for rule in enabled for n in range(len(rule.when)))
+        ),
+        matched=dict(matched),
+        decisive=dict(decisive),
+        condition_results=dict(conditions),
+        charged=dict(charged),
+        denied=dict(denied),
+    )
+
+
+def render_coverage(coverage: Iterable[PolicyCoverage]) -> list[str]:
+    """Terminal lines: one summary per policy file in scope, then every uncovered item."""
+    lines: list[str] = []
+    for item in coverage:
+        rules = sum(1 for c in item.covered if c.startswith("rule:"))
+        budgets = sum(1 for c in item.covered if c.startswith("budget:"))
+        lines.append(
+            f"coverage {item.policy_file} ({len(item.scenarios)} scenario(s)): "
+            f"rules {rules}/{len(item.rules)} decisive, budgets {budgets}/{len(item.budgets)} "
+            f"denying, conditions {len(item.conditions) - len(item.undecided_conditions)}/"
+            f"{len(item.conditions)} decisive"
+        )
+        lines += [f"  uncovered {item.why_uncovered(name)}" for name in item.uncovered]
+        lines += [f"  condition {c} never decisive" for c in item.undecided_conditions]
+    return lines
