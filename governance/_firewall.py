@@ -504,12 +504,19 @@ class Firewall:
         unexpired and unused, and re-evaluates policy: if policy changed while the request was
         pending and now blocks, nothing executes. Rejected or expired: a refused result.
         """
+        attempt = _Attempt()
         try:
-            return self._resume(approval_id, call, usage)
+            return self._resume(approval_id, call, usage, attempt)
         except (_AuditFailed, AuditWriteError) as exc:
-            return replace(_audit_unavailable(call, exc), approval_id=approval_id)
+            failed = _outcome_unrecorded(call, exc) if attempt.started else None
+            return replace(failed or _audit_unavailable(call, exc), approval_id=approval_id)
+        except Exception as exc:  # never a traceback: refused, or "may have run" once started
+            failed = _outcome_unrecorded(call, exc) if attempt.started else None
+            return replace(failed or _internal_refusal(call, exc), approval_id=approval_id)
 
-    def _resume(self, approval_id: str, call: ToolCall, usage: RunUsage | None) -> ToolResult:
+    def _resume(
+        self, approval_id: str, call: ToolCall, usage: RunUsage | None, attempt: _Attempt
+    ) -> ToolResult:
         store = self._require_approvals()
         try:
             store.expire_due()
@@ -593,7 +600,7 @@ class Firewall:
             self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
         self._record(call, "approval.consumed", {"approval_id": approval_id})
-        result = self._execute(execute, decision, reservation, policy)
+        result = self._execute(execute, decision, reservation, policy, attempt)
         if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
             self._agreed(approval_id, "execution")
         edited = dict(execute.arguments) != dict(call.arguments)

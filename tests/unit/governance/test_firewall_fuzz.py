@@ -394,3 +394,32 @@ def test_an_audit_sink_failing_with_a_foreign_exception_refuses_and_runs_nothing
     result = fw.call(_call({}))
     assert result.outcome == "blocked" and result.reason == "firewall_error"
     assert tool.executed == 0
+
+
+class ExplodingApprovals:
+    """An approval store failing in a way nobody planned for."""
+
+    def expire_due(self) -> None:
+        raise RuntimeError("store bug")
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"store bug in {name}")
+
+
+def test_resuming_through_a_store_that_raises_anything_refuses_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    tool = Tool({"type": "object"})
+    fw = Firewall(
+        ToolRegistry([tool]),
+        StaticPolicy(parse_policy(ALLOW_ALL)),
+        AuditLog(tmp_path / "a.sqlite"),
+        approvals=ExplodingApprovals(),  # type: ignore[arg-type]
+    )
+    result = fw.resume_held("ap-1", _call({}))
+    assert (result.outcome, result.reason, result.approval_id) == (
+        "blocked",
+        "firewall_error",
+        "ap-1",
+    )
+    assert tool.executed == 0
