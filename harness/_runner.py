@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from governance import ManualClock, Policy, Principal, ToolCall
+from governance import ManualClock, Policy, Principal, ToolCall, canonical_path
 from governance._approvals import SelfApprovalError
 from governance._budgets import BudgetResetRefused
 from governance._firewall import EditRefused
@@ -117,7 +117,7 @@ def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
     records: list[SetupRecord] = []
     files = gateway.workspace / "files"
     for relative, text in sorted(scenario.setup.files.items()):
-        target = (files / relative).resolve()
+        target = (files / canonical_path(relative)).resolve()
         if not target.is_relative_to(files.resolve()):
             raise ValueError(f"setup file {relative!r} escapes the sandbox")
         target.parent.mkdir(parents=True, exist_ok=True)

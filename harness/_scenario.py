@@ -6,11 +6,11 @@ generated from them (`python -m harness._scenario_load`) and a test fails when i
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from governance import canonical_path
 from harness.providers._replay import ScriptStep
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
@@ -79,11 +79,16 @@ class Setup(_Model):
     @model_validator(mode="after")
     def _files_stay_in_the_sandbox(self) -> Setup:
         for path in self.files:
-            normal = posixpath.normpath(path.replace("\\", "/"))
-            if not path or normal.startswith(("/", "..")) or normal == ".":
+            # The one reading of a path the firewall and the sandbox use, so a setup file lands
+            # exactly where a tool call naming the same string would look for it.
+            try:
+                normal = canonical_path(path)
+            except ValueError:
+                normal = None
+            if normal is None or normal == ".":
                 raise ValueError(
                     f"setup file {path!r} must be a relative path inside the sandbox "
-                    "(no leading '/', no '..' escaping it)"
+                    "(no leading '/', no '..' escaping it, no '\\' or control characters)"
                 )
         return self
 

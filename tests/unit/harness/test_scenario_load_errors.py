@@ -182,3 +182,12 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     path.write_bytes(b"id: a\n# caf\xe9\n")
     with pytest.raises(ScenarioError, match=rf"^{path}:2: the scenario file is not UTF-8"):
         load_scenarios([path])
+
+
+@pytest.mark.parametrize(
+    "path", ["notes\\\\..\\\\secrets/k.txt", "../outside.txt", "/etc/x", "a\\u200b/b.txt", "."]
+)
+def test_a_setup_file_is_read_by_the_one_path_function(tmp_path: Path, path: str) -> None:
+    text = BASE + f'setup:\n  files:\n    "{path}": hello\n'
+    [problem] = _problems(tmp_path, text)
+    assert "must be a relative path inside the sandbox" in problem
