@@ -14,7 +14,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from harness._checks import inventory_of
 from harness._coverage import PolicyCoverage
 from harness._errors import BaselineError, HarnessError
 from harness._gate import CoverageState, gate
+from harness._identity import ScenarioInputs
 from harness._metrics import count_of, format_rate
 from harness._results import CheckResult, MetricResult
 from harness._scenario import ID_PATTERN
@@ -73,6 +74,17 @@ class MetricRecord(_Model):
 class ScenarioRecord(_Model):
     checks: list[str] = Field(description="The scenario's check ids, sorted.")
     trace_digest: str = Field(pattern=_DIGEST)
+    inputs_digest: str | None = Field(
+        default=None,
+        pattern=_DIGEST,
+        description="Digest of what the scenario feeds the run (definition minus expectations, "
+        "policy, tool registry, MCP config). Absent: recorded before inputs were tracked, and "
+        "the gate counts the scenario's inputs as changed.",
+    )
+    inputs: dict[str, Any] | None = Field(
+        default=None,
+        description="Those inputs, redacted, so the gate can say what changed.",
+    )
 
     @model_validator(mode="after")
     def _sorted_unique(self) -> ScenarioRecord:
@@ -84,6 +96,16 @@ class ScenarioRecord(_Model):
         return self
 
 
+class AcceptedChange(_Model):
+    """A scenario whose inputs changed, acknowledged (`--accept-changed`) by one recording."""
+
+    scenario: str = Field(pattern=ID_PATTERN)
+    inputs_digest: str = Field(pattern=_DIGEST, description="The inputs acknowledged.")
+    previous_digest: str | None = Field(
+        pattern=_DIGEST, description="The inputs before (null: not recorded before)."
+    )
+
+
 class HistoryRecord(_Model):
     reason: str = Field(min_length=1, description="Why this baseline was recorded.")
     recorded_at: str = Field(
@@ -91,6 +113,10 @@ class HistoryRecord(_Model):
     )
     allow_regression: bool = Field(description="Recorded with --allow-regression.")
     summary: str
+    accepted_changes: list[AcceptedChange] = Field(
+        default_factory=list,
+        description="Scenarios whose changed inputs this recording acknowledged.",
+    )
 
 
 class CoverageRecord(_Model):
@@ -134,8 +160,14 @@ def build_baseline(
     previous: Baseline | None,
     allow_regression: bool,
     coverage: Iterable[PolicyCoverage] = (),
+    inputs: Mapping[str, ScenarioInputs] | None = None,
+    accepted: Sequence[AcceptedChange] = (),
 ) -> Baseline:
-    """A new baseline from a scored run; `previous` history is kept and one record appended."""
+    """A new baseline from a scored run; `previous` history is kept and one record appended.
+
+    `inputs` (by scenario id) are recorded with each scenario; `accepted` are the input changes
+    this recording acknowledges, kept in its history record.
+    """
     checks = list(checks)
     inventory = inventory_of(checks)
     digests: dict[str, str] = {}
@@ -152,6 +184,10 @@ def build_baseline(
         )
     if not reason.strip():
         raise HarnessError("a baseline needs a reason (why is it being recorded?)")
+    if inputs is not None and set(inputs) != set(digests):
+        raise HarnessError(
+            f"inputs and traces disagree about the scenarios: {sorted(set(inputs) ^ set(digests))}"
+        )
     body = Baseline(
         version=BASELINE_VERSION,
         metrics={
@@ -159,7 +195,12 @@ def build_baseline(
             for m in metrics
         },
         scenarios={
-            sid: ScenarioRecord(checks=ids, trace_digest=digests[sid])
+            sid: ScenarioRecord(
+                checks=ids,
+                trace_digest=digests[sid],
+                inputs_digest=inputs[sid].digest if inputs is not None else None,
+                inputs=dict(inputs[sid].shown) if inputs is not None else None,
+            )
             for sid, ids in inventory.items()
         },
         history=[],
@@ -186,6 +227,7 @@ def build_baseline(
         recorded_at=_iso_utc(clock.now()),
         allow_regression=allow_regression,
         summary=summary,
+        accepted_changes=sorted(accepted, key=lambda a: a.scenario),
     )
     old_history = list(previous.history) if previous is not None else []
     return body.model_copy(update={"history": [*old_history, record]})
@@ -225,6 +267,24 @@ def record_refusals(current: Baseline, previous: Baseline | None) -> list[str]:
     return [r.detail for r in result.regressions]
 
 
+def acknowledged_changes(base: Baseline, head: Baseline) -> dict[tuple[str, str], str] | None:
+    """(scenario id, inputs digest) -> reason, for the input changes `head` acknowledged since
+    `base` (e.g. a pull request's baseline over the target branch's).
+
+    Only history records `head` appended to `base`'s count, so an old acknowledgement cannot
+    vouch for a new change. None when `head`'s history does not extend `base`'s (rebase and
+    re-record).
+    """
+    count = len(base.history)
+    if list(head.history[:count]) != list(base.history):
+        return None
+    return {
+        (change.scenario, change.inputs_digest): record.reason
+        for record in head.history[count:]
+        for change in record.accepted_changes
+    }
+
+
 def baseline_diff(old: Baseline | None, new: Baseline) -> str:
     """A readable diff of two baselines: metric changes, then added/removed scenarios and checks."""
     if old is None:
@@ -254,14 +314,19 @@ def baseline_diff(old: Baseline | None, new: Baseline) -> str:
         lines += ["scenarios:", *scenario_lines]
     check_lines: list[str] = []
     changed_traces: list[str] = []
+    changed_inputs: list[str] = []
     for sid in sorted(set(old.scenarios) & set(new.scenarios)):
         was_ids, now_ids = set(old.scenarios[sid].checks), set(new.scenarios[sid].checks)
         check_lines += [f"  {sid}: + {c}" for c in sorted(now_ids - was_ids)]
         check_lines += [f"  {sid}: - {c}" for c in sorted(was_ids - now_ids)]
         if old.scenarios[sid].trace_digest != new.scenarios[sid].trace_digest:
             changed_traces.append(f"  {sid}")
+        if old.scenarios[sid].inputs_digest != new.scenarios[sid].inputs_digest:
+            changed_inputs.append(f"  {sid}")
     if check_lines:
         lines += ["checks:", *check_lines]
+    if changed_inputs:
+        lines += ["inputs changed:", *changed_inputs]
     if changed_traces:
         lines += ["traces changed:", *changed_traces]
     return "\n".join(lines) if lines else "no changes"

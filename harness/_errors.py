@@ -9,6 +9,10 @@ class HarnessError(Exception):
     """Base of every error raised on purpose by `harness`."""
 
 
+class UsageProblem(HarnessError):
+    """The command was pointed at things that do not fit together (exit 64); says the fix."""
+
+
 class ScenarioError(ConfigError):
     """A scenario file is malformed or breaks its contract. Names file, line and fix."""
 

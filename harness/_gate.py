@@ -2,7 +2,9 @@
 
 Pure. A regression is a rate drop, an evidence shrink (fewer checks, even at 100%), a lost
 per-scenario check or a lost scenario. Rates are compared as exact fractions of the stored
-integers, never as floats. Drift (a changed trace digest) is reported apart: it is not a
+integers, never as floats. A scenario whose inputs changed (`harness._identity`) is a different
+test under the same id: it gates until a baseline records it, whatever its checks say. Drift (a
+changed trace digest with unchanged inputs) is behaviour drift, reported apart: it is not a
 regression unless the CLI is asked to fail on it.
 """
 
@@ -16,8 +18,9 @@ from deepdiff import DeepDiff
 from deepdiff.helper import notpresent
 
 from governance import digest
+from harness._identity import ScenarioInputs
 from harness._metrics import METRICS, count_of, format_rate
-from harness._results import Drift, GateResult, MetricResult, Regression
+from harness._results import Drift, GateResult, InputChange, MetricResult, Regression
 
 if TYPE_CHECKING:
     from harness._baseline import Baseline
@@ -35,11 +38,15 @@ def gate(
     current_traces: Mapping[str, Mapping[str, Any]] | None = None,
     baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
     current_coverage: Mapping[str, CoverageState] | None = None,
+    current_inputs: Mapping[str, ScenarioInputs] | None = None,
+    acknowledged: Mapping[tuple[str, str], str] | None = None,
 ) -> GateResult:
-    """Regressions, drift and new scenarios of this run against `baseline`.
+    """Regressions, input changes, drift and new scenarios of this run against `baseline`.
 
     With `current_coverage` and a baseline that records coverage, lost policy coverage is a
-    regression too (see `coverage_regressions`).
+    regression too (see `coverage_regressions`). `acknowledged` maps (scenario id, inputs
+    digest) to the reason a baseline history record accepted those inputs with: such a change
+    is reported, not gated (see `--baseline-ref`).
     """
     now = {m.name: m for m in current_metrics}
     regressions: list[Regression] = []
@@ -72,10 +79,12 @@ def gate(
                 )
             )
 
+    changes = input_changes(baseline, current_inputs or {}, acknowledged or {})
+    changed = {c.scenario_id for c in changes}
     drift: list[Drift] = []
     for scenario_id, record in sorted(baseline.scenarios.items()):
         new_digest = current_digests.get(scenario_id)
-        if new_digest is None or new_digest == record.trace_digest:
+        if new_digest is None or new_digest == record.trace_digest or scenario_id in changed:
             continue
         old_trace = (baseline_traces or {}).get(scenario_id)
         new_trace = (current_traces or {}).get(scenario_id)
@@ -95,6 +104,7 @@ def gate(
         regressions=tuple(regressions + lost_scenarios + lost_checks + lost_coverage),
         drift=tuple(drift),
         new_scenarios=tuple(new_scenarios),
+        input_changes=tuple(changes),
     )
 
 
@@ -148,6 +158,38 @@ def coverage_regressions(
                 )
             )
     return out
+
+
+def input_changes(
+    baseline: Baseline,
+    current: Mapping[str, ScenarioInputs],
+    acknowledged: Mapping[tuple[str, str], str],
+) -> list[InputChange]:
+    """Scenarios the baseline knows whose inputs are not the ones it recorded, by id.
+
+    A baseline scenario without recorded inputs (recorded before they were tracked) counts as
+    changed: what it was cannot be shown, so it cannot be vouched for.
+    """
+    found: list[InputChange] = []
+    for scenario_id, record in sorted(baseline.scenarios.items()):
+        now = current.get(scenario_id)
+        if now is None or now.digest == record.inputs_digest:
+            continue
+        if record.inputs_digest is None or record.inputs is None:
+            diff = "inputs not recorded in the baseline (recorded before inputs were tracked)"
+        else:
+            lines = trace_diff_lines(record.inputs, now.shown)
+            diff = "\n".join(lines) if lines else "a redacted value changed"
+        found.append(
+            InputChange(
+                scenario_id,
+                record.inputs_digest,
+                now.digest,
+                diff,
+                acknowledged=acknowledged.get((scenario_id, now.digest)),
+            )
+        )
+    return found
 
 
 def _metric_order(names: Iterable[str]) -> list[str]:

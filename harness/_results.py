@@ -66,14 +66,43 @@ class Drift:
 
 
 @dataclass(frozen=True, slots=True)
+class InputChange:
+    """A scenario whose inputs differ from the baseline's: a different test under the same id.
+
+    `acknowledged` is the reason of the baseline history record that accepted exactly these
+    inputs (only with `--baseline-ref`: the pull request's own baseline acknowledges them);
+    an unacknowledged change gates (exit 2).
+    """
+
+    scenario_id: str
+    old_digest: str | None
+    new_digest: str
+    diff: str
+    acknowledged: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class GateResult:
     regressions: tuple[Regression, ...] = ()
-    drift: tuple[Drift, ...] = ()
+    drift: tuple[Drift, ...] = ()  # behaviour drift: the trace changed, the inputs did not
     new_scenarios: tuple[str, ...] = ()
+    input_changes: tuple[InputChange, ...] = ()
 
     @property
     def regressed(self) -> bool:
         return bool(self.regressions)
+
+    @property
+    def unacknowledged_changes(self) -> tuple[InputChange, ...]:
+        return tuple(c for c in self.input_changes if c.acknowledged is None)
+
+    def fails(self, *, fail_on_drift: bool) -> bool:
+        """Exit 2: a regression, an unacknowledged input change, or drift when asked."""
+        return (
+            self.regressed
+            or bool(self.unacknowledged_changes)
+            or (fail_on_drift and bool(self.drift))
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,18 +16,26 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from governance import ManualClock, Policy, Principal, ToolCall, canonical_path
 from governance._approvals import SelfApprovalError
 from governance._budgets import BudgetResetRefused
 from governance._firewall import EditRefused
 from governance._gateway import Gateway
+from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState
 from harness._scenario import Review, Scenario
-from harness._scenario_load import LoadedScenario, resolve_mcp_config, resolve_policy_path
+from harness._scenario_load import (
+    LoadedScenario,
+    mcp_config_digest,
+    resolve_mcp_config,
+    resolve_policy_path,
+)
 from harness._spans import ApprovalSpan
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
 from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
+from harness.providers._base import ProviderIdentity
 
 SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -102,6 +110,13 @@ def run_scenario(
         ),
         policy_digest=policy_digest,
         registry_digest=registry_digest,
+        inputs_digest=scenario_inputs(
+            scenario,
+            provider=identity_record(identity),
+            policy_digest=policy_digest,
+            registry_digest=registry_digest,
+            mcp_config_digest=mcp_config_digest(loaded),
+        ).digest,
         setup=setup,
         spans=list(state.spans),
         audit=AuditSummary(
@@ -111,6 +126,11 @@ def run_scenario(
             first_bad_seq=verdict.first_bad_seq,
         ),
     )
+
+
+def identity_record(identity: ProviderIdentity) -> dict[str, Any]:
+    """The provider as a scenario input: which model drives it (a replay script or a live one)."""
+    return {"name": identity.name, "model": identity.model, "live": identity.live}
 
 
 def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:

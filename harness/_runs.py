@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness._errors import HarnessError
+from harness._errors import HarnessError, UsageProblem
 from harness._loop import RunState
 
 
@@ -43,8 +43,11 @@ class RunStore:
         self.root = state_dir / "runs"
 
     def path(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or run_id.startswith("."):
-            raise HarnessError(f"invalid run id {run_id!r}")
+        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+            raise UsageProblem(
+                f"invalid run id {run_id!r}: a run id is a file name under {self.root} "
+                "(no '/' or '\\', not starting with '.'); use e.g. run-1"
+            )
         return self.root / f"{run_id}.json"
 
     def save(self, run: StoredRun) -> Path:

@@ -20,8 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from governance import digest
 from governance._config_text import read_capped
 from governance._yaml_lines import Loc, decode_text, format_loc, load_yaml_with_lines
 from harness._errors import ScenarioError
@@ -68,6 +70,23 @@ def resolve_mcp_config(loaded: LoadedScenario) -> Path | None:
     return None if config is None else (loaded.path.parent / config).resolve()
 
 
+def mcp_config_digest(loaded: LoadedScenario) -> str | None:
+    """The digest of the scenario's MCP config and its pins file, by content (not by path).
+
+    Parsed, so comments and formatting do not count; None without an MCP config.
+    """
+    config = resolve_mcp_config(loaded)
+    if config is None:
+        return None
+    lock = config.with_name(f"{config.stem}.lock.json")
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        pins = json.loads(lock.read_text(encoding="utf-8")) if lock.is_file() else None
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ScenarioError(config, None, f"cannot read the MCP config ({exc})") from None
+    return digest({"config": data, "pins": pins})
+
+
 def resolve_policy_path(loaded: LoadedScenario) -> Path:
     """`default` is the shipped policy; anything else is relative to the scenario's file."""
     if loaded.scenario.policy == "default":
@@ -100,7 +119,7 @@ def load_scenarios(paths: Sequence[Path], *, tags: Sequence[str] = ()) -> list[L
             key = file.resolve()
             if key not in seen:
                 seen.add(key)
-                files.append((file, _display_path(file, Path(path))))
+                files.append((file, display_path(file)))
     loaded: list[LoadedScenario] = []
     for file, shown in files:
         loaded.extend(_load_file(file, shown, problems))
@@ -139,13 +158,21 @@ def _scenario_files(path: Path, problems: list[_Problem]) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(path).parts)
 
 
-def _display_path(file: Path, root: Path) -> str:
-    """The same on every machine: relative to the working directory, else to `root`'s parent."""
-    absolute = Path(os.path.abspath(file))
-    for base in (Path.cwd(), Path(os.path.abspath(root)).parent):
-        if absolute.is_relative_to(base):
-            return absolute.relative_to(base).as_posix()
-    return absolute.as_posix()
+def display_path(file: Path) -> str:
+    """`scenario_file` as traces show it: the same however the file was named and wherever
+    `proctor` was started, since it depends only on where the file really is.
+
+    It is relative to the scenario root, found walking up from the file: the first directory
+    holding a `pyproject.toml` (the project), or the parent of the first directory named
+    `scenarios`, whichever is nearer; failing both, the file's own directory.
+    """
+    absolute = file.resolve()
+    for parent in absolute.parents:
+        if (parent / "pyproject.toml").is_file():
+            return absolute.relative_to(parent).as_posix()
+        if parent.name == "scenarios":
+            return absolute.relative_to(parent.parent).as_posix()
+    return absolute.name
 
 
 def _load_file(path: Path, shown: str, problems: list[_Problem]) -> list[LoadedScenario]:

@@ -28,18 +28,21 @@ from harness._baseline import Baseline, metric_results
 from harness._checks import expand_checks, inventory_of
 from harness._contract import ContractViolation, check_contract
 from harness._coverage import PolicyCoverage, PolicyUse, measure
-from harness._errors import HarnessError, ScenarioError
+from harness._errors import ScenarioError, UsageProblem
 from harness._gate import CoverageState, gate
+from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
-from harness._runner import ProviderChoice, run_suite
+from harness._runner import ProviderChoice, identity_record, run_suite
 from harness._scenario_load import (
     LoadedScenario,
     load_scenarios,
+    mcp_config_digest,
     resolve_mcp_config,
     resolve_policy_path,
 )
 from harness._trace import Trace
+from harness.providers import ReplayProvider
 
 
 def new_run_id() -> str:
@@ -112,9 +115,10 @@ def score(
     for trace in traces:
         scenario = by_id.get(trace.scenario_id)
         if scenario is None:
-            raise HarnessError(
-                f"trace of scenario {trace.scenario_id!r} has no scenario in this suite; "
-                "point --scenarios at the files the run used"
+            raise UsageProblem(
+                f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
+                "the scenario files given; point --scenarios at the files the run used, or "
+                "re-run the suite"
             )
         checks.extend(expand_checks(scenario, trace))
     return checks, compute_metrics(checks)
@@ -127,6 +131,7 @@ def assemble(
     *,
     baseline: Baseline | None = None,
     baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
+    acknowledged: Mapping[tuple[str, str], str] | None = None,
 ) -> SuiteResult:
     """Score the traces and, with a baseline, gate them.
 
@@ -136,6 +141,7 @@ def assemble(
     """
     checks, metrics = score(scenarios, traces)
     coverage = measure_coverage(scenarios, traces)
+    inputs = run_inputs(scenarios, traces)
     gate_result = None
     if baseline is not None:
         known = set(baseline.scenarios)
@@ -149,6 +155,8 @@ def assemble(
             current_coverage={
                 c.policy_file: CoverageState(c.covered, c.uncovered) for c in coverage
             },
+            current_inputs=inputs,
+            acknowledged=acknowledged,
         )
     return SuiteResult(
         run_id=run_id,
@@ -196,9 +204,65 @@ def measure_coverage(
     return measure(uses)
 
 
+def run_inputs(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
+) -> dict[str, ScenarioInputs]:
+    """Each traced scenario's inputs: its definition now, with the policy, registry and
+    provider its trace ran with. They must be what the trace says it ran with, or the scenario
+    files are not the ones the run used (a usage problem: score the right files, or re-run)."""
+    by_id = {item.scenario.id: item for item in scenarios}
+    found: dict[str, ScenarioInputs] = {}
+    stale: list[str] = []
+    for trace in traces:
+        loaded = by_id.get(trace.scenario_id)
+        if loaded is None:
+            continue  # `score` names it
+        inputs = scenario_inputs(
+            loaded.scenario,
+            provider=trace.provider.model_dump(mode="json"),
+            policy_digest=trace.policy_digest,
+            registry_digest=trace.registry_digest,
+            mcp_config_digest=mcp_config_digest(loaded),
+        )
+        if inputs.digest != trace.inputs_digest:
+            stale.append(f"{trace.scenario_id} ({loaded.path}:{loaded.line})")
+        found[trace.scenario_id] = inputs
+    if stale:
+        raise UsageProblem(
+            f"the scenario files are not the ones run {_run_of(traces)} used: the inputs of "
+            f"{', '.join(stale)} changed since; re-run the suite (`proctor run`), or point "
+            "--scenarios at the files the run used"
+        )
+    return found
+
+
+def _run_of(traces: Sequence[Trace]) -> str:
+    return traces[0].run_id if traces else "(empty)"
+
+
+def planned_inputs(scenarios: Sequence[LoadedScenario]) -> dict[str, ScenarioInputs]:
+    """The inputs a replay run of `scenarios` will have, known before running anything."""
+    policies: dict[Path, str] = {}
+    found: dict[str, ScenarioInputs] = {}
+    for item in scenarios:
+        path = resolve_policy_path(item)
+        if path not in policies:
+            policies[path] = load_policy(path).digest
+        provider = ReplayProvider(item.scenario.script).identity
+        found[item.scenario.id] = scenario_inputs(
+            item.scenario,
+            provider=identity_record(provider),
+            policy_digest=policies[path],
+            registry_digest=registry_for(item).digest,
+            mcp_config_digest=mcp_config_digest(item),
+        )
+    return found
+
+
 def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
-    """DESIGN.md's contract: 2 regressed (or drifted, when asked), 1 a check failed, 0 clean."""
-    if result.gate is not None and (result.gate.regressed or (fail_on_drift and result.gate.drift)):
+    """DESIGN.md's contract: 2 regressed, inputs changed (or drifted, when asked), 1 a check
+    failed, 0 clean."""
+    if result.gate is not None and result.gate.fails(fail_on_drift=fail_on_drift):
         return codes.REGRESSED
     if result.failed_checks:
         return codes.CHECK_FAILED

@@ -65,6 +65,10 @@ class Trace(_Model):
     usage: UsageSummary
     policy_digest: str
     registry_digest: str
+    inputs_digest: str = Field(
+        description="What the scenario fed the run (harness._identity): gate and score refuse "
+        "scenario files whose inputs are not these."
+    )
     setup: list[SetupRecord]
     spans: list[Span]
     audit: AuditSummary

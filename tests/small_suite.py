@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from governance import ManualClock
+from governance import ManualClock, digest
 from harness._baseline import (
     build_baseline,
     failing_checks,
@@ -22,7 +22,7 @@ from harness._baseline import (
     write_baseline_traces,
 )
 from harness._runner import ProviderChoice
-from harness._suite import load_checked_suite, run_checked_suite, score
+from harness._suite import load_checked_suite, run_checked_suite, run_inputs, score
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
@@ -63,6 +63,7 @@ def build_small_suite(root: Path) -> None:
             clock=ManualClock(),
             previous=None,
             allow_regression=False,
+            inputs=run_inputs(scenarios, run.traces),
         )
         write_baseline(baseline, Path("baselines/baseline.json"))
         write_baseline_traces(run.traces, Path("baselines/traces"))
@@ -80,6 +81,19 @@ def edit_scenario(
     (scenario,) = [s for s in data["scenarios"] if s["id"] == sid]
     change(scenario)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+
+
+def age_baseline_trace(root: Path, sid: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit the baseline's stored trace of `sid` (and its digest) as if an older Proctor had
+    recorded it: behaviour drift with unchanged inputs, which no scenario edit can produce."""
+    stored = root / "baselines" / "traces" / f"{sid}.json"
+    trace = json.loads(stored.read_text(encoding="utf-8"))
+    change(trace)
+    stored.write_text(json.dumps(trace, indent=2, sort_keys=True) + "\n", "utf-8")
+    path = root / "baselines" / "baseline.json"
+    baseline = json.loads(path.read_text(encoding="utf-8"))
+    baseline["scenarios"][sid]["trace_digest"] = digest(trace)
+    path.write_text(json.dumps(baseline, indent=2, sort_keys=True) + "\n", "utf-8")
 
 
 def report_exit_code(report_dir: Path) -> int:

@@ -20,6 +20,7 @@ def make_trace(
     turns: int = 1,
     setup: list[SetupRecord] | None = None,
     audit: AuditSummary | None = None,
+    inputs_digest: str = ZERO_DIGEST,
 ) -> Trace:
     return Trace(
         run_id=run_id,
@@ -35,6 +36,7 @@ def make_trace(
         usage=UsageSummary(prompt_tokens=0, completion_tokens=0, total_tokens=0, missing_turns=0),
         policy_digest=ZERO_DIGEST,
         registry_digest=ZERO_DIGEST,
+        inputs_digest=inputs_digest,
         setup=setup or [],
         spans=spans or [],
         audit=audit or AuditSummary(events=2, head=None, valid=True),

@@ -11,7 +11,7 @@ import click
 
 from governance import ConfigError, GovernanceError
 from harness import _exit_codes as codes
-from harness._errors import CredentialSourceError, HarnessError
+from harness._errors import CredentialSourceError, HarnessError, UsageProblem
 
 # No auto env vars: every environment switch is declared (and documented) on its option, so
 # nothing like PROCTOR_RUN_NO_BASELINE=1 can quietly turn a gate off.
@@ -72,6 +72,9 @@ class ProctorGroup(click.Group):
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INVALID_SUITE
+        except UsageProblem as exc:
+            click.echo(f"error: {exc}", err=True)
+            return codes.USAGE
         except (GovernanceError, HarnessError) as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INTERNAL

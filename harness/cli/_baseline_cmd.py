@@ -9,6 +9,7 @@ import click
 from governance import SystemClock
 from harness import _exit_codes as codes
 from harness._baseline import (
+    AcceptedChange,
     baseline_diff,
     build_baseline,
     failing_checks,
@@ -18,8 +19,18 @@ from harness._baseline import (
     write_baseline,
     write_baseline_traces,
 )
+from harness._errors import UsageProblem
+from harness._gate import input_changes
+from harness._results import InputChange
 from harness._runner import ProviderChoice
-from harness._suite import load_checked_suite, measure_coverage, run_checked_suite, score
+from harness._suite import (
+    load_checked_suite,
+    measure_coverage,
+    planned_inputs,
+    run_checked_suite,
+    run_inputs,
+    score,
+)
 from harness.cli._app import cli
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS
 
@@ -51,21 +62,55 @@ def baseline_group() -> None:
     help="Record even if a rate falls, a total shrinks or a check disappears "
     "(said loudly in the file's history).",
 )
+@click.option(
+    "--accept-changed",
+    "accept_changed",
+    multiple=True,
+    metavar="ID",
+    help="Acknowledge that this scenario's inputs changed (repeatable); kept in the history.",
+)
+@click.option(
+    "--accept-all-changed",
+    is_flag=True,
+    help="Acknowledge every scenario whose inputs changed (each is named in the history).",
+)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
 def record_command(
     scenario_paths: tuple[Path, ...],
     baseline_path: Path,
     reason: str,
     allow_regression: bool,
+    accept_changed: tuple[str, ...],
+    accept_all_changed: bool,
     jobs: int,
 ) -> int:
     """Run the suite (replay) and record it as the new baseline.
 
     Refuses while any check fails or the contract is broken, prints the diff against the old
-    baseline, and refuses to lower a rate, shrink a total or drop a check unless
-    --allow-regression is given.
+    baseline, refuses to lower a rate, shrink a total or drop a check unless
+    --allow-regression is given, and refuses to record a scenario whose inputs changed (a
+    different test under the same id) unless it is acknowledged with --accept-changed ID or
+    --accept-all-changed. The input checks run before the suite does.
     """
+    if not reason.strip():
+        raise click.BadParameter(
+            "is blank; say why the baseline changes (it is kept in the baseline's history), "
+            "e.g. --reason 'refund scenarios added'",
+            param_hint="--reason",
+        )
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS])
+    previous = load_baseline(baseline_path) if baseline_path.is_file() else None
+    planned = planned_inputs(scenarios)
+    changed = input_changes(previous, planned, {}) if previous is not None else []
+    unacknowledged = _unacknowledged(changed, accept_changed, accept_all_changed)
+    if unacknowledged:
+        click.echo("\n".join(unacknowledged), err=True)
+        return codes.REGRESSED
+    if changed:
+        click.echo(f"inputs changed ({len(changed)}), acknowledged:")
+        for change in changed:
+            click.echo(f"  {change.scenario_id}")
+            click.echo("\n".join(f"    {line}" for line in change.diff.splitlines()))
     run = run_checked_suite(scenarios, provider=ProviderChoice(), jobs=jobs)
     checks, metrics = score(scenarios, run.traces)
     failing = failing_checks(checks)
@@ -74,7 +119,11 @@ def record_command(
         for check in failing:
             click.echo(f"  {check.scenario_id}: {check.id}: {check.why}", err=True)
         return codes.CHECK_FAILED
-    previous = load_baseline(baseline_path) if baseline_path.is_file() else None
+    inputs = run_inputs(scenarios, run.traces)
+    if {s: i.digest for s, i in inputs.items()} != {s: i.digest for s, i in planned.items()}:
+        raise UsageProblem(
+            "a scenario, policy or MCP config file changed while the suite ran; record again"
+        )
     new = build_baseline(
         checks,
         metrics,
@@ -84,6 +133,13 @@ def record_command(
         previous=previous,
         allow_regression=allow_regression,
         coverage=measure_coverage(scenarios, run.traces),
+        inputs=inputs,
+        accepted=[
+            AcceptedChange(
+                scenario=c.scenario_id, inputs_digest=c.new_digest, previous_digest=c.old_digest
+            )
+            for c in changed
+        ],
     )
     click.echo(baseline_diff(previous, new))
     refusals = record_refusals(new, previous)
@@ -102,3 +158,35 @@ def record_command(
     kept = len(load_baseline_traces(baseline_path.parent / "traces"))
     click.echo(f"recorded {baseline_path} ({len(new.scenarios)} scenarios, {kept} traces)")
     return codes.OK
+
+
+def _unacknowledged(
+    changed: list[InputChange], accepted: tuple[str, ...], accept_all: bool
+) -> list[str]:
+    """Why recording is refused (empty: it is not): a changed scenario not acknowledged.
+
+    Acknowledging a scenario whose inputs did not change is a usage error (a typo or a stale
+    flag would otherwise hide the one that needed it).
+    """
+    ids = [c.scenario_id for c in changed]
+    shown = ", ".join(ids) or "none"
+    stray = sorted(set(accepted) - set(ids))
+    if stray:
+        raise click.BadParameter(
+            f"{', '.join(stray)}: no such scenario has changed inputs (changed: {shown}); "
+            "acknowledge only the scenarios listed",
+            param_hint="--accept-changed",
+        )
+    missing = [c for c in changed if not accept_all and c.scenario_id not in accepted]
+    if not missing:
+        return []
+    lines = [
+        f"refused: {len(missing)} scenario(s) changed their inputs: the same ids, a different "
+        "test. Review each change:"
+    ]
+    for change in missing:
+        lines.append(f"  {change.scenario_id}")
+        lines += [f"    {line}" for line in change.diff.splitlines()]
+    flags = " ".join(f"--accept-changed {c.scenario_id}" for c in missing)
+    lines.append(f"(re-run with {flags}, or --accept-all-changed, to record them)")
+    return lines

@@ -14,6 +14,7 @@ import click
 from governance._config_text import decode_text
 from harness._baseline import (
     Baseline,
+    acknowledged_changes,
     load_baseline,
     load_baseline_text,
     load_baseline_traces,
@@ -24,7 +25,7 @@ from harness._manifest import REPORT_KEY_ENV
 from harness._results import SuiteResult
 from harness._run_verify import check_baseline_traces
 from harness._suite import exit_code
-from harness.reports import render_terminal, write_reports
+from harness.reports import exit_meaning, render_terminal, write_reports
 
 
 def report_key() -> bytes | None:
@@ -78,6 +79,26 @@ def baseline_from_ref(ref: str, path: Path) -> tuple[Baseline, dict[str, dict[st
     return baseline, traces
 
 
+def acknowledgements(base: Baseline, head_path: Path) -> dict[tuple[str, str], str]:
+    """Input changes the work tree's baseline (a pull request's) acknowledged since `base`.
+
+    With `--baseline-ref`, a scenario whose inputs differ from the target branch's baseline
+    passes only when the pull request re-recorded its baseline acknowledging exactly these
+    inputs (`proctor baseline record --accept-changed ID`); editing a scenario alone does not.
+    """
+    if not head_path.is_file():
+        return {}
+    found = acknowledged_changes(base, load_baseline(head_path))
+    if found is None:
+        click.echo(
+            f"note: the history of {head_path} does not extend the base branch's baseline, so "
+            "its acknowledgements of changed inputs do not count; rebase and record again",
+            err=True,
+        )
+        return {}
+    return found
+
+
 def _git(cwd: Path | None, *args: str) -> bytes | None:
     """git's output as bytes: what a ref holds is decoded (and checked) by the loaders."""
     done = subprocess.run(["git", *args], capture_output=True, check=False, timeout=60, cwd=cwd)
@@ -100,12 +121,5 @@ def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool)
         else:
             click.echo(f"manifest: unsigned ({REPORT_KEY_ENV} is not set): unauthenticated")
     code = exit_code(result, fail_on_drift=fail_on_drift)
-    click.echo(f"exit {code}: {_MEANING[code]}")
+    click.echo(f"exit {code}: {exit_meaning(result)}")
     return code
-
-
-_MEANING = {
-    0: "clean",
-    1: "a scenario check failed (nothing gated regressed)",
-    2: "a gated metric regressed against the baseline",
-}

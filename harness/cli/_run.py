@@ -11,7 +11,12 @@ from harness._runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._trace import Trace
 from harness.cli._app import cli
-from harness.cli._eval_common import baseline_from_file, baseline_from_ref, finish
+from harness.cli._eval_common import (
+    acknowledgements,
+    baseline_from_file,
+    baseline_from_ref,
+    finish,
+)
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
 from harness.providers._settings import resolve_settings
 
@@ -71,14 +76,17 @@ def run_command(
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
-    Exit codes: 0 clean, 1 a check failed, 2 a gated metric regressed (or drift with
-    --fail-on-drift), 3 the suite is invalid (nothing ran), 77 a live provider has no credential.
+    Exit codes: 0 clean, 1 a check failed, 2 a gated metric regressed or a scenario's inputs
+    changed since the baseline (or behaviour drift with --fail-on-drift), 3 the suite is
+    invalid (nothing ran), 64 a usage error, 77 a live provider has no credential.
     """
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
     baseline = traces = None
+    acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
         if baseline_ref is not None:
             baseline, traces = baseline_from_ref(baseline_ref, baseline_path or DEFAULT_BASELINE)
+            acknowledged = acknowledgements(baseline, baseline_path or DEFAULT_BASELINE)
         elif baseline_path is not None or DEFAULT_BASELINE.is_file():
             baseline, traces = baseline_from_file(baseline_path or DEFAULT_BASELINE)
     run_id = new_run_id()
@@ -103,7 +111,14 @@ def run_command(
         run = run_checked_suite(
             scenarios, provider=choice, jobs=jobs, run_id=run_id, progress=_progress
         )
-    result = assemble(run.run_id, scenarios, run.traces, baseline=baseline, baseline_traces=traces)
+    result = assemble(
+        run.run_id,
+        scenarios,
+        run.traces,
+        baseline=baseline,
+        baseline_traces=traces,
+        acknowledged=acknowledged,
+    )
     return finish(result, report_dir or Path("reports") / run.run_id, fail_on_drift=fail_on_drift)
 
 

@@ -18,7 +18,13 @@ from harness._scenario_load import load_scenarios
 from harness._suite import assemble
 from harness._trace import Trace
 from harness.cli._app import cli
-from harness.cli._eval_common import baseline_from_file, baseline_from_ref, finish, report_key
+from harness.cli._eval_common import (
+    acknowledgements,
+    baseline_from_file,
+    baseline_from_ref,
+    finish,
+    report_key,
+)
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
 
 REPORT_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -184,18 +190,28 @@ def gate_command(
     baseline_ref: str | None,
     fail_on_drift: bool,
 ) -> int:
-    """Gate the run stored in RUN against a baseline: exit 2 on any regression.
+    """Gate the run stored in RUN against a baseline: exit 2 on any regression or changed
+    scenario inputs.
 
     RUN and the baseline's stored traces are verified first; exit 3 when they do not verify.
     """
     run_id, traces = load_run(run_dir)
     scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
     traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
+    acknowledged: dict[tuple[str, str], str] = {}
     if baseline_ref is not None:
         baseline, baseline_traces = baseline_from_ref(baseline_ref, baseline_path)
+        acknowledged = acknowledgements(baseline, baseline_path)
     else:
         baseline, baseline_traces = baseline_from_file(baseline_path)
-    result = assemble(run_id, scenarios, traces, baseline=baseline, baseline_traces=baseline_traces)
+    result = assemble(
+        run_id,
+        scenarios,
+        traces,
+        baseline=baseline,
+        baseline_traces=baseline_traces,
+        acknowledged=acknowledged,
+    )
     return finish(result, None, fail_on_drift=fail_on_drift)
 
 

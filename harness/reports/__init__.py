@@ -6,7 +6,7 @@ a deterministic workflow run and NOT a model-quality measurement.
 
 from __future__ import annotations
 
-from harness.reports._common import REPORT_VERSION, exit_code
+from harness.reports._common import REPORT_VERSION, exit_code, exit_meaning
 from harness.reports._html import render_html
 from harness.reports._json import render_json, report_dict
 from harness.reports._junit import render_junit
@@ -17,6 +17,7 @@ from harness.reports._write import write_reports
 __all__ = [
     "REPORT_VERSION",
     "exit_code",
+    "exit_meaning",
     "render_html",
     "render_json",
     "render_junit",

@@ -37,11 +37,33 @@ def escape_char(char: str) -> str:
 def exit_code(result: SuiteResult) -> int:
     """The eval exit code this result stands for: regressed (2) > check failed (1) > clean (0)."""
     gate = result.gate
-    if gate is not None and (gate.regressed or (result.fail_on_drift and gate.drift)):
+    if gate is not None and gate.fails(fail_on_drift=result.fail_on_drift):
         return _exit_codes.REGRESSED
     if result.failed_checks:
         return _exit_codes.CHECK_FAILED
     return _exit_codes.OK
+
+
+def exit_meaning(result: SuiteResult) -> str:
+    """What the exit code stands for in this run: for 2, every cause that is present."""
+    code = exit_code(result)
+    gate = result.gate
+    if code != _exit_codes.REGRESSED or gate is None:
+        return EXIT_MEANINGS[code]
+    causes: list[str] = []
+    if gate.regressed:
+        causes.append(EXIT_MEANINGS[code])
+    changed = len(gate.unacknowledged_changes)
+    if changed:
+        causes.append(
+            f"{changed} scenario(s) with changed inputs, not yet recorded "
+            "(`proctor baseline record --accept-changed ID`)"
+        )
+    if result.fail_on_drift and gate.drift:
+        causes.append(
+            f"{len(gate.drift)} scenario(s) drifted with unchanged inputs (--fail-on-drift)"
+        )
+    return "; ".join(causes)
 
 
 def notice(result: SuiteResult) -> str | None:
@@ -190,8 +212,10 @@ def counts_line(result: SuiteResult) -> str:
     failed = len(result.failed_checks)
     passed = len(result.checks) - failed
     regressions = len(result.gate.regressions) if result.gate else 0
+    changed = len(result.gate.input_changes) if result.gate else 0
+    inputs = f"{changed} input change(s) · " if changed else ""
     code = exit_code(result)
     return (
         f"{len(scenarios(result))} scenario(s) · checks {passed} passed, {failed} failed · "
-        f"{regressions} regression(s) · exit {code} ({EXIT_MEANINGS[code]})"
+        f"{regressions} regression(s) · {inputs}exit {code} ({exit_meaning(result)})"
     )

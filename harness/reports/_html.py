@@ -25,7 +25,7 @@ from harness._spans import (
 )
 from harness._trace import Trace
 from harness.reports._common import (
-    EXIT_MEANINGS,
+    exit_meaning,
     METRIC_HEADERS,
     ScenarioSummary,
     clean_block,
@@ -140,7 +140,7 @@ def render_html(result: SuiteResult) -> str:
     code = exit_code(result)
     summaries = scenarios(result)
     anchors = {s.id: f"scenario-{i}" for i, s in enumerate(summaries, start=1)}
-    title = f"Proctor eval: {EXIT_MEANINGS[code]} (exit {code})"
+    title = f"Proctor eval: {exit_meaning(result)} (exit {code})"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -225,8 +225,24 @@ def _gate(result: SuiteResult, anchors: dict[str, str]) -> list[str]:
                 f"{e(r.detail)}</li>"
             )
         out.append("</ul></section>")
+    if gate.input_changes:
+        out.append(
+            f'<section id="inputs"><h2>Changed inputs ({len(gate.input_changes)})</h2>'
+            '<p class="meta">a different test under the same id: gated until recorded with '
+            "<code>proctor baseline record --accept-changed ID</code></p>"
+        )
+        for c in gate.input_changes:
+            state = "acknowledged: " + c.acknowledged if c.acknowledged else "not recorded"
+            out.append(
+                f'<details class="drift" open><summary><code>{e(c.scenario_id)}</code> '
+                f'<span class="meta">{e(state)}</span></summary><pre>{e(c.diff)}</pre></details>'
+            )
+        out.append("</section>")
     if gate.drift:
-        out.append(f'<section id="drift"><h2>Drifted scenarios ({len(gate.drift)})</h2>')
+        out.append(
+            f'<section id="drift"><h2>Drifted scenarios ({len(gate.drift)})</h2>'
+            '<p class="meta">behaviour drift: the trace changed, the inputs did not</p>'
+        )
         for d in gate.drift:
             link = anchors.get(d.scenario_id)
             name = f"<code>{e(d.scenario_id)}</code>"

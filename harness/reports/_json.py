@@ -8,16 +8,18 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
     deterministic    bool, not live
     notice           str | null, "deterministic workflow run — NOT a model-quality measurement"
     providers        [{name, model, live}], distinct, in trace order
-    exit_code        int, 0 clean / 1 check failed / 2 regressed
-    exit_meaning     str
+    exit_code        int, 0 clean / 1 check failed / 2 regressed or inputs changed
+    exit_meaning     str, every cause of the exit code
     baselined        bool, whether a baseline was compared against
     metrics          [{name, passed, total, rate, absent,
                        baseline: {passed, total, rate, absent} | null, delta: float | null}]
     checks           {total, passed, failed, results: [{scenario_id, id, kind, passed, why}]}
     failures         [{scenario_id, id, kind, why}], the failed checks
     regressions      [{kind, detail, metric, scenario_id, check_id}]
-    drift            [{scenario_id, old_digest, new_digest, diff}]
+    drift            [{scenario_id, old_digest, new_digest, diff}], behaviour drift (same inputs)
     new_scenarios    [str]
+    input_changes    [{scenario_id, old_digest, new_digest, diff, acknowledged}], scenarios whose
+                     inputs differ from the baseline's; `acknowledged` (a history reason) or null
     scenarios        [{id, file, ran, status, termination, digest, trace, tags, turns,
                        checks_passed, checks_failed, tool_calls: {outcome: count}}]
                      `trace` is the path of the trace file relative to the report directory.
@@ -31,7 +33,7 @@ from typing import Any
 
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness.reports._common import (
-    EXIT_MEANINGS,
+    exit_meaning,
     REPORT_VERSION,
     ScenarioSummary,
     exit_code,
@@ -55,7 +57,7 @@ def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str
         "notice": notice(result),
         "providers": providers(result),
         "exit_code": code,
-        "exit_meaning": EXIT_MEANINGS[code],
+        "exit_meaning": exit_meaning(result),
         "baselined": result.baseline_metrics is not None,
         "metrics": [
             {
@@ -92,6 +94,16 @@ def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str
             for d in (gate.drift if gate else ())
         ],
         "new_scenarios": list(gate.new_scenarios) if gate else [],
+        "input_changes": [
+            {
+                "scenario_id": c.scenario_id,
+                "old_digest": c.old_digest,
+                "new_digest": c.new_digest,
+                "diff": c.diff,
+                "acknowledged": c.acknowledged,
+            }
+            for c in (gate.input_changes if gate else ())
+        ],
         "scenarios": [_scenario(s, trace_paths) for s in scenarios(result)],
     }
 

@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from harness._results import SuiteResult
 from harness.reports._common import (
-    EXIT_MEANINGS,
+    exit_meaning,
     METRIC_HEADERS,
     clean_block,
     exit_code,
@@ -47,7 +47,7 @@ def render_markdown(result: SuiteResult) -> str:
     code = exit_code(result)
     icon = "✅" if code == 0 else "❌"
     head = [
-        f"## {icon} Proctor eval: {EXIT_MEANINGS[code]} (exit {code})",
+        f"## {icon} Proctor eval: {exit_meaning(result)} (exit {code})",
         "",
         f"Run `{_code_span(result.run_id)}` · provider {md_text(provider_label(result))}"
         + (" · live run" if result.live else ""),
@@ -87,9 +87,19 @@ def render_markdown(result: SuiteResult) -> str:
             ],
             share=0.5,
         )
+    if gate is not None and gate.input_changes:
+        doc.section(
+            f"### Changed inputs ({len(gate.input_changes)}): a different test under the same id",
+            [
+                _details(c.scenario_id, c.old_digest or "not recorded", c.new_digest, c.diff)
+                for c in gate.input_changes
+            ],
+            separator="\n\n",
+            share=0.8,
+        )
     if gate is not None and gate.drift:
         doc.section(
-            f"### Drifted scenarios ({len(gate.drift)})",
+            f"### Drifted scenarios ({len(gate.drift)}): behaviour drift, inputs unchanged",
             [_details(d.scenario_id, d.old_digest, d.new_digest, d.diff) for d in gate.drift],
             separator="\n\n",
             share=0.8,

@@ -49,8 +49,22 @@ def render_terminal(result: SuiteResult) -> str:
         for r in gate.regressions:
             subject = regression_subject(r.metric, r.scenario_id, r.check_id)
             lines.append(f"  ▼ {r.kind}  {one_line(subject)}: {one_line(r.detail)}")
+    if gate is not None and gate.input_changes:
+        count = len(gate.input_changes)
+        lines += ["", f"Changed inputs ({count}): a different test under the same id"]
+        for c in gate.input_changes:
+            state = (
+                f"acknowledged: {one_line(c.acknowledged)}"
+                if c.acknowledged is not None
+                else "not recorded: gated until `proctor baseline record --accept-changed "
+                f"{one_line(c.scenario_id)}`"
+            )
+            lines.append(f"  ≠ {one_line(c.scenario_id)}  inputs {c.old_digest or 'not recorded'} → {c.new_digest}")
+            lines.append(f"{_INDENT}({state})")
+            lines += [_INDENT + line for line in clean_block(c.diff).splitlines()]
     if gate is not None and gate.drift:
-        lines += ["", f"Drifted scenarios ({len(gate.drift)}):"]
+        count = len(gate.drift)
+        lines += ["", f"Drifted scenarios ({count}): behaviour drift, inputs unchanged"]
         for d in gate.drift:
             lines.append(f"  ~ {one_line(d.scenario_id)}  {d.old_digest} → {d.new_digest}")
             lines += [_INDENT + line for line in clean_block(d.diff).splitlines()]

@@ -31,7 +31,7 @@ _RUN_ID_FIELD = re.compile(rb'"run_id":"[^"]*",')
 @pytest.fixture(scope="module")
 def suite() -> list[LoadedScenario]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(REPO)  # a trace's scenario_file is relative to the working directory
+        patch.chdir(REPO)
         return load_checked_suite([REPO / "scenarios"])
 
 

@@ -23,6 +23,7 @@ from harness._baseline import (
 from tests.small_suite import (
     REPO,
     SHIPPED_POLICY,
+    age_baseline_trace,
     build_small_suite,
     edit_scenario,
     parse_html,
@@ -207,20 +208,41 @@ def test_a_weaker_scenario_with_the_same_number_of_checks_exits_2_on_a_lost_chec
 def test_a_changed_trace_alone_exits_0_listing_the_drift_and_2_with_fail_on_drift(
     small: Path,
 ) -> None:
-    def reword(scenario: dict[str, Any]) -> None:
-        scenario["script"][1]["answer"] = "Your order ORD-0001 is {{tool:orders.lookup#status}}."
+    def older(trace: dict[str, Any]) -> None:
+        trace["final_answer"] = "Your order ORD-0001 is shipped."
 
-    edit_scenario(small, "reads.yaml", "read-order-lookup", reword)
+    age_baseline_trace(small, "read-order-lookup", older)
     relaxed, strict = proctor_together(
         (small, ["run", "--report-dir", "relaxed"]),
         (small, ["run", "--fail-on-drift", "--report-dir", "strict"]),
     )
     assert relaxed.returncode == 0, output(relaxed)
-    assert "Drifted scenarios (1):" in relaxed.stdout
+    assert "Drifted scenarios (1): behaviour drift, inputs unchanged" in relaxed.stdout
     assert "~ read-order-lookup" in relaxed.stdout
     assert strict.returncode == 2, output(strict)
     assert "~ read-order-lookup" in strict.stdout
+    assert "exit 2: 1 scenario(s) drifted with unchanged inputs (--fail-on-drift)" in (
+        strict.stdout
+    )
     assert (report_exit_code(small / "relaxed"), report_exit_code(small / "strict")) == (0, 2)
+
+
+def test_a_harmless_scripted_argument_under_the_same_checks_exits_2_naming_it(
+    small: Path,
+) -> None:
+    def harmless(scenario: dict[str, Any]) -> None:
+        scenario["script"][0]["calls"][0]["args"]["command"] = "echo hi"
+
+    edit_scenario(small, "blocks.yaml", "block-unknown-tool", harmless)
+    done = proctor(small, "run", "--report-dir", "rep")
+    assert done.returncode == 2, output(done)
+    assert "≠ block-unknown-tool" in done.stdout
+    assert "script[0].calls[0].args.command: 'rm -rf /' -> 'echo hi'" in done.stdout
+    assert "exit 2: 1 scenario(s) with changed inputs" in done.stdout
+    assert report_exit_code(small / "rep") == 2
+    refused = proctor(small, "baseline", "record", "--reason", "harmless")
+    assert refused.returncode == 2, output(refused)
+    assert "--accept-changed block-unknown-tool" in refused.stderr
 
 
 # -- 3 ----------------------------------------------------------------------------------------
@@ -406,7 +428,9 @@ def _baseline_bytes(root: Path) -> dict[str, bytes]:
 def test_baseline_record_refuses_while_a_check_fails(small: Path) -> None:
     before = _baseline_bytes(small)
     break_order_answer(small)
-    done = proctor(small, "baseline", "record", "--reason", "try")
+    done = proctor(
+        small, "baseline", "record", "--reason", "try", "--accept-changed", "read-order-lookup"
+    )
     assert done.returncode == 1, output(done)
     assert "read-order-lookup: answer_contains:shipped" in done.stderr
     assert _baseline_bytes(small) == before

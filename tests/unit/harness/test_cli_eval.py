@@ -27,6 +27,7 @@ from tests.small_suite import (
     SHIPPED_POLICY,
     SMALL_IDS,
     Page,
+    age_baseline_trace,
     build_small_suite,
     edit_scenario,
     parse_html,
@@ -198,23 +199,28 @@ def test_a_weaker_scenario_with_as_many_checks_exits_2_on_the_lost_check_alone(
 
 
 def test_drift_alone_is_listed_and_exits_0_or_2_with_fail_on_drift(small: Path) -> None:
-    def reword(scenario: dict[str, Any]) -> None:
-        answer = "Order ORD-0001 is {{tool:orders.lookup#status}}."
-        assert scenario["script"][1]["answer"] == answer
-        scenario["script"][1]["answer"] = "Your order ORD-0001 is {{tool:orders.lookup#status}}."
+    def older(trace: dict[str, Any]) -> None:
+        assert trace["final_answer"] == "Order ORD-0001 is shipped."
+        trace["final_answer"] = "Your order ORD-0001 is shipped."
 
-    edit_scenario(small, "reads.yaml", "read-order-lookup", reword)
+    age_baseline_trace(small, "read-order-lookup", older)
     relaxed = proctor("run", "--report-dir", "relaxed")
     assert relaxed.exit_code == 0, relaxed.output
-    assert "Drifted scenarios (1):" in relaxed.output
+    assert "Drifted scenarios (1): behaviour drift, inputs unchanged" in relaxed.output
     assert "~ read-order-lookup" in relaxed.output
-    assert "final_answer: 'Order ORD-0001 is shipped.' -> 'Your order" in relaxed.output
+    assert "final_answer: 'Your order ORD-0001 is shipped.' -> 'Order" in relaxed.output
+    assert "Changed inputs" not in relaxed.output
     assert report_exit_code(small / "relaxed") == 0
 
     strict = proctor("run", "--fail-on-drift", "--report-dir", "strict")
     assert strict.exit_code == 2, strict.output
     assert "~ read-order-lookup" in strict.output
-    assert "exit 2 (" in strict.output  # the summary line agrees with the exit code
+    # The summary line names the real cause, not a regression that did not happen.
+    assert (
+        "0 regression(s) · exit 2 (1 scenario(s) drifted with unchanged inputs (--fail-on-drift))"
+        in strict.output
+    )
+    assert "a gated metric regressed" not in strict.output
     assert report_exit_code(small / "strict") == 2
 
 
@@ -413,7 +419,9 @@ def test_baseline_record_refuses_while_a_check_fails(small: Path) -> None:
         scenario["script"][1]["answer"] = "Order ORD-0001 is on its way."
 
     edit_scenario(small, "reads.yaml", "read-order-lookup", reword)
-    result = proctor("baseline", "record", "--reason", "try")
+    result = proctor(
+        "baseline", "record", "--reason", "try", "--accept-changed", "read-order-lookup"
+    )
     assert result.exit_code == 1, result.output
     assert "refused: 1 check(s) fail" in result.output
     assert "read-order-lookup: answer_contains:shipped" in result.output

@@ -58,6 +58,7 @@ def make_trace(
         usage=UsageSummary(prompt_tokens=10, completion_tokens=5, total_tokens=15, missing_turns=0),
         policy_digest="sha256:policy",
         registry_digest="sha256:registry",
+        inputs_digest="sha256:inputs",
         setup=setup or [],
         spans=spans,
         audit=AuditSummary(events=len(spans), head="sha256:head", valid=True),

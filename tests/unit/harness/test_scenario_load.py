@@ -171,17 +171,39 @@ def test_a_hallucinated_call_is_a_valid_scenario_field(tmp_path: Path) -> None:
     assert step.calls[0].hallucinated is True  # type: ignore[union-attr]
 
 
-def test_display_paths_are_relative_to_the_working_directory_or_the_given_root(
+def test_display_paths_depend_on_where_the_file_is_never_on_how_it_was_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _write(tmp_path / "suite" / "deep" / "a.yaml", _scenario("a"))
-    monkeypatch.chdir(tmp_path)
-    [relative] = load_scenarios([Path("suite")])
-    [absolute] = load_scenarios([tmp_path / "suite"])
-    assert relative.display_path == absolute.display_path == "suite/deep/a.yaml"
+    project = tmp_path / "project"
+    path = _write(project / "scenarios" / "deep" / "a.yaml", _scenario("a"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    [outside] = load_scenarios([tmp_path / "suite"])
-    assert outside.display_path == "suite/deep/a.yaml"
-    assert outside.path == path
+    shown = set()
+    for cwd, spelling in [
+        (project, Path("scenarios")),
+        (project, Path("./scenarios/deep/a.yaml")),
+        (project / "scenarios", Path(".")),
+        (project / "scenarios" / "deep", Path("a.yaml")),
+        (elsewhere, path),
+        (elsewhere, Path("../project/scenarios/deep/../deep")),
+    ]:
+        monkeypatch.chdir(cwd)
+        [loaded] = load_scenarios([spelling])
+        shown.add(loaded.display_path)
+    assert shown == {"scenarios/deep/a.yaml"}
+
+
+def test_the_scenario_root_is_the_nearer_of_a_project_and_a_scenarios_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text("[project]\n", "utf-8")
+    in_project = _write(tmp_path / "proj" / "evals" / "a.yaml", _scenario("a"))
+    nested = _write(tmp_path / "proj" / "agents" / "scenarios" / "b.yaml", _scenario("b"))
+    loose = _write(tmp_path / "loose" / "c.yaml", _scenario("c"))
+    [a], [b], [c] = (load_scenarios([p]) for p in (in_project, nested, loose))
+    assert (a.display_path, b.display_path, c.display_path) == (
+        "evals/a.yaml",
+        "scenarios/b.yaml",
+        "c.yaml",
+    )
