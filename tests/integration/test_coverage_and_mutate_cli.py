@@ -69,7 +69,9 @@ def suite(tmp_path: Path) -> Path:
 def test_run_names_the_uncovered_rule_and_budget_with_their_policy_file(suite: Path) -> None:
     done = proctor(suite, "run", "--scenarios", "s", "--no-baseline", "--report-dir", "r")
     assert done.returncode == 0, done.stdout + done.stderr
-    policy = "p/policy.yaml"  # as coverage names it: next to the scenario file
+    # As coverage names it: relative to the scenario root (with no pyproject.toml and no
+    # scenarios/ folder above it, that is the scenario file's own folder).
+    policy = "../p/policy.yaml"
     assert f"coverage {policy} (1 scenario(s))" in done.stdout
     assert "uncovered rule never-used: matched no call" in done.stdout
     assert "uncovered budget writes-per-run: charged 0 time(s), never denied" in done.stdout
@@ -96,7 +98,7 @@ def test_lost_coverage_exits_2_naming_the_rule_and_the_policy_file(suite: Path) 
         suite, "run", "--scenarios", "s", "--baseline", "b/baseline.json", "--report-dir", "r"
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    name = "p/policy.yaml"
+    name = "../p/policy.yaml"
     assert f"rule:notes-read of {name} was covered by the suite" in done.stdout
     assert "lost_coverage" in done.stdout
     assert "failed" not in done.stdout.split("Regressions")[0].lower().replace("0 failed", "")
@@ -111,7 +113,9 @@ def test_a_surviving_mutant_is_named_with_its_weakening_and_exits_2(suite: Path)
 
 
 def test_equivalent_marked_mutants_are_reported_and_do_not_fail(suite: Path) -> None:
-    policy = "p/policy.yaml"  # as coverage names it: next to the scenario file
+    # As coverage names it: relative to the scenario root (with no pyproject.toml and no
+    # scenarios/ folder above it, that is the scenario file's own folder).
+    policy = "../p/policy.yaml"
     first = proctor(suite, "mutate", "--scenarios", "s", "--mutants-file", "none.yaml")
     survivors = [line.split()[2:4] for line in first.stdout.splitlines() if line.startswith("  ✗ ")]
     assert survivors
