@@ -5,74 +5,215 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from governance._approvals import (
-    ApprovalConflict,
-    ApprovalError,
-    ApprovalNotFound,
-    ApprovalRequest,
-    ApprovalStatus,
-    ApprovalStore,
-    ApprovalStoreError,
-    SelfApprovalError,
-)
-from governance._arguments import ArgumentRefused, PreparedArguments, prepare_arguments
-from governance._audit import AuditEvent, AuditLog, ChainVerdict
-from governance._budgets import (
-    Budget,
-    BudgetDenial,
-    BudgetReservation,
-    BudgetReset,
-    BudgetResetRefused,
-    BudgetStatus,
-    BudgetStore,
-    BudgetStoreError,
-)
-from governance._canonical import canonical_json, digest, keyed_digest
-from governance._clock import Clock, ManualClock, SystemClock
-from governance._contracts import (
-    ActionType,
-    Decision,
-    Effect,
-    Impact,
-    Outcome,
-    PolicyContext,
-    Principal,
-    Risk,
-    RunUsage,
-    ToolCall,
-    ToolDescriptor,
-    ToolResult,
-    ToolSource,
-    effective_impact,
-)
-from governance._errors import (
-    AuditWriteError,
-    ConfigError,
-    GovernanceError,
-    PolicyError,
-    RegistryError,
-    ToolInputError,
-)
-from governance._firewall import EditRefused, Firewall, LifecycleEvent, StaticPolicy
-from governance._gateway import Gateway, McpSourceView
-from governance._local_tools import LocalTool, LocalToolSource, ToolExecutionError, local_tool
-from governance._mcp_config import McpConfig, McpConfigError, load_mcp_config
-from governance._mcp_pins import McpLockError, PinSet, load_pins, write_pins
-from governance._mcp_text import neutralise_description
-from governance._paths import PathRefused, canonical_path
-from governance._policy_eval import Explanation, Policy, evaluate, explain
-from governance._policy_load import PolicyFile, load_policy, parse_policy
-from governance._policy_model import policy_json_schema
-from governance._redaction import REDACTED, redact
-from governance._registry import ToolRegistry
-from governance._schemas import SchemaRefused, local_validator
-
 if TYPE_CHECKING:
+    from governance._approvals import (
+        ApprovalConflict,
+        ApprovalError,
+        ApprovalNotFound,
+        ApprovalRequest,
+        ApprovalStatus,
+        ApprovalStore,
+        ApprovalStoreError,
+        SelfApprovalError,
+    )
+    from governance._arguments import (
+        ArgumentRefused,
+        PreparedArguments,
+        prepare_arguments,
+    )
+    from governance._audit import (
+        AuditEvent,
+        AuditLog,
+        ChainVerdict,
+    )
+    from governance._budgets import (
+        Budget,
+        BudgetDenial,
+        BudgetReservation,
+        BudgetReset,
+        BudgetResetRefused,
+        BudgetStatus,
+        BudgetStore,
+        BudgetStoreError,
+    )
+    from governance._canonical import (
+        canonical_json,
+        digest,
+        keyed_digest,
+    )
+    from governance._clock import (
+        Clock,
+        ManualClock,
+        SystemClock,
+    )
+    from governance._contracts import (
+        ActionType,
+        Decision,
+        Effect,
+        Impact,
+        Outcome,
+        PolicyContext,
+        Principal,
+        Risk,
+        RunUsage,
+        ToolCall,
+        ToolDescriptor,
+        ToolResult,
+        ToolSource,
+        effective_impact,
+    )
+    from governance._errors import (
+        AuditWriteError,
+        ConfigError,
+        GovernanceError,
+        PolicyError,
+        RegistryError,
+        ToolInputError,
+    )
+    from governance._firewall import (
+        EditRefused,
+        Firewall,
+        LifecycleEvent,
+        StaticPolicy,
+    )
+    from governance._gateway import (
+        Gateway,
+        McpSourceView,
+    )
+    from governance._local_tools import (
+        LocalTool,
+        LocalToolSource,
+        ToolExecutionError,
+        local_tool,
+    )
+    from governance._mcp_config import (
+        McpConfig,
+        McpConfigError,
+        load_mcp_config,
+    )
+    from governance._mcp_pins import (
+        McpLockError,
+        PinSet,
+        load_pins,
+        write_pins,
+    )
     from governance._mcp_server import build_mcp_server
-    from governance._mcp_source import McpToolSource, open_mcp_sources
+    from governance._mcp_source import (
+        McpToolSource,
+        open_mcp_sources,
+    )
+    from governance._mcp_text import neutralise_description
+    from governance._paths import (
+        PathRefused,
+        canonical_path,
+    )
+    from governance._policy_eval import (
+        Explanation,
+        Policy,
+        evaluate,
+        explain,
+    )
+    from governance._policy_load import (
+        PolicyFile,
+        load_policy,
+        parse_policy,
+    )
+    from governance._policy_model import policy_json_schema
+    from governance._redaction import (
+        REDACTED,
+        redact,
+    )
+    from governance._registry import ToolRegistry
+    from governance._schemas import (
+        SchemaRefused,
+        local_validator,
+    )
 
-# The MCP SDK costs ~0.5 s to import: these load it on first use, not on `import governance`.
-_LAZY = {
+# Each name loads its module on first use (PEP 562), so `import governance` and
+# `from governance import ConfigError` cost only what they touch: the CLI's cold paths
+# (`proctor --help`, `check`, `policy ...`) never pay for the stores, the firewall or the MCP SDK.
+_EXPORTS = {
+    "ApprovalConflict": "governance._approvals",
+    "ApprovalError": "governance._approvals",
+    "ApprovalNotFound": "governance._approvals",
+    "ApprovalRequest": "governance._approvals",
+    "ApprovalStatus": "governance._approvals",
+    "ApprovalStore": "governance._approvals",
+    "ApprovalStoreError": "governance._approvals",
+    "SelfApprovalError": "governance._approvals",
+    "ArgumentRefused": "governance._arguments",
+    "PreparedArguments": "governance._arguments",
+    "prepare_arguments": "governance._arguments",
+    "AuditEvent": "governance._audit",
+    "AuditLog": "governance._audit",
+    "ChainVerdict": "governance._audit",
+    "Budget": "governance._budgets",
+    "BudgetDenial": "governance._budgets",
+    "BudgetReservation": "governance._budgets",
+    "BudgetReset": "governance._budgets",
+    "BudgetResetRefused": "governance._budgets",
+    "BudgetStatus": "governance._budgets",
+    "BudgetStore": "governance._budgets",
+    "BudgetStoreError": "governance._budgets",
+    "canonical_json": "governance._canonical",
+    "digest": "governance._canonical",
+    "keyed_digest": "governance._canonical",
+    "Clock": "governance._clock",
+    "ManualClock": "governance._clock",
+    "SystemClock": "governance._clock",
+    "ActionType": "governance._contracts",
+    "Decision": "governance._contracts",
+    "Effect": "governance._contracts",
+    "Impact": "governance._contracts",
+    "Outcome": "governance._contracts",
+    "PolicyContext": "governance._contracts",
+    "Principal": "governance._contracts",
+    "Risk": "governance._contracts",
+    "RunUsage": "governance._contracts",
+    "ToolCall": "governance._contracts",
+    "ToolDescriptor": "governance._contracts",
+    "ToolResult": "governance._contracts",
+    "ToolSource": "governance._contracts",
+    "effective_impact": "governance._contracts",
+    "AuditWriteError": "governance._errors",
+    "ConfigError": "governance._errors",
+    "GovernanceError": "governance._errors",
+    "PolicyError": "governance._errors",
+    "RegistryError": "governance._errors",
+    "ToolInputError": "governance._errors",
+    "EditRefused": "governance._firewall",
+    "Firewall": "governance._firewall",
+    "LifecycleEvent": "governance._firewall",
+    "StaticPolicy": "governance._firewall",
+    "Gateway": "governance._gateway",
+    "McpSourceView": "governance._gateway",
+    "LocalTool": "governance._local_tools",
+    "LocalToolSource": "governance._local_tools",
+    "ToolExecutionError": "governance._local_tools",
+    "local_tool": "governance._local_tools",
+    "McpConfig": "governance._mcp_config",
+    "McpConfigError": "governance._mcp_config",
+    "load_mcp_config": "governance._mcp_config",
+    "McpLockError": "governance._mcp_pins",
+    "PinSet": "governance._mcp_pins",
+    "load_pins": "governance._mcp_pins",
+    "write_pins": "governance._mcp_pins",
+    "neutralise_description": "governance._mcp_text",
+    "PathRefused": "governance._paths",
+    "canonical_path": "governance._paths",
+    "Explanation": "governance._policy_eval",
+    "Policy": "governance._policy_eval",
+    "evaluate": "governance._policy_eval",
+    "explain": "governance._policy_eval",
+    "PolicyFile": "governance._policy_load",
+    "load_policy": "governance._policy_load",
+    "parse_policy": "governance._policy_load",
+    "policy_json_schema": "governance._policy_model",
+    "REDACTED": "governance._redaction",
+    "redact": "governance._redaction",
+    "ToolRegistry": "governance._registry",
+    "SchemaRefused": "governance._schemas",
+    "local_validator": "governance._schemas",
     "McpToolSource": "governance._mcp_source",
     "open_mcp_sources": "governance._mcp_source",
     "build_mcp_server": "governance._mcp_server",
@@ -80,10 +221,16 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'governance' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

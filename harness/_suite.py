@@ -10,37 +10,23 @@ import posixpath
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from governance import (
-    Policy,
-    SystemClock,
-    ToolRegistry,
-    load_mcp_config,
-    load_policy,
-    open_mcp_sources,
-)
-from governance.tools import builtin_registry as new_builtin_registry
+from governance import Policy, SystemClock, load_policy
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._checks import expand_checks, inventory_of
-from harness._contract import ContractViolation, check_contract
 from harness._coverage import PolicyCoverage, PolicyUse, measure
-from harness._errors import ScenarioError, UsageProblem
+from harness._errors import UsageProblem
 from harness._gate import CoverageState, gate
 from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._runner import ProviderChoice, identity_record, run_suite
-from harness._scenario_load import (
-    LoadedScenario,
-    load_scenarios,
-    mcp_config_digest,
-    resolve_mcp_config,
-    resolve_policy_path,
-)
+from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
+from harness._suite_check import load_checked_suite as load_checked_suite
+from harness._suite_check import registry_for
 from harness._trace import Trace
 from harness.providers import ReplayProvider
 
@@ -49,62 +35,6 @@ def new_run_id() -> str:
     """The suite run's id: the one field of a trace that varies between runs."""
     stamp = SystemClock().now().strftime("%Y%m%dT%H%M%SZ")
     return f"run-{stamp}-{secrets.token_hex(3)}"
-
-
-def registry_for(loaded: LoadedScenario) -> ToolRegistry:
-    """The tool surface a scenario runs with: built-in tools, plus its MCP servers' tools."""
-    config = resolve_mcp_config(loaded)
-    return builtin_registry() if config is None else mcp_registry(config)
-
-
-@cache
-def mcp_registry(config: Path) -> ToolRegistry:
-    """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
-    registry = new_builtin_registry()
-    sources = open_mcp_sources(load_mcp_config(config))
-    try:
-        for source in sources:
-            registry.add_source(source)
-    finally:
-        for source in sources:
-            source.close()
-    return registry
-
-
-@cache
-def builtin_registry() -> ToolRegistry:
-    """The built-in tool surface, built once per process (every scenario's contract uses it)."""
-    return new_builtin_registry()
-
-
-def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
-    """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
-    loaded = load_scenarios(paths, tags=tags)
-    policies: dict[Path, Policy] = {}
-
-    def policy_for(item: LoadedScenario) -> Policy:
-        path = resolve_policy_path(item)
-        if path not in policies:
-            policies[path] = load_policy(path)
-        return policies[path]
-
-    violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
-    if violations:
-        raise ContractBroken(violations)
-    return loaded
-
-
-class ContractBroken(ScenarioError):
-    """The suite names tools, rules or budgets that do not exist: nothing runs."""
-
-    def __init__(self, violations: Sequence[ContractViolation]) -> None:
-        self.violations = list(violations)
-        first = self.violations[0]
-        super().__init__(first.path, first.line, "\n".join(str(v) for v in self.violations))
-
-    def __str__(self) -> str:
-        lines = [str(v) for v in self.violations]
-        return f"{len(lines)} contract violation(s):\n" + "\n".join(lines)
 
 
 def score(

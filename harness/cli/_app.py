@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
+from click.formatting import HelpFormatter
 
 from governance import ConfigError, GovernanceError
 from harness import _exit_codes as codes
 from harness._errors import CredentialSourceError, HarnessError, UsageProblem
+from harness.cli._commands import COMMANDS, LazyCommand
 
 # No auto env vars: every environment switch is declared (and documented) on its option, so
 # nothing like PROCTOR_RUN_NO_BASELINE=1 can quietly turn a gate off.
@@ -31,7 +34,58 @@ Exit codes:
 
 
 class ProctorGroup(click.Group):
-    """Runs commands non-standalone so every failure maps onto Proctor's exit codes."""
+    """Runs commands non-standalone so every failure maps onto Proctor's exit codes.
+
+    Commands are imported on first use from `lazy` (see harness.cli._commands): the group's
+    own help lists their summaries without importing any of them.
+    """
+
+    def __init__(
+        self, *args: Any, lazy: Mapping[str, LazyCommand] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        entry = self.lazy.get(cmd_name)
+        if command is None and entry is not None:
+            command = getattr(importlib.import_module(entry.module), entry.attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{entry.module}.{entry.attribute} is not a click command")
+            self.add_command(command, cmd_name)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        unknown = self.get_command(ctx, name) is None and not name.startswith("-")
+        if unknown and not ctx.resilient_parsing:
+            # click suggests close names from `self.commands`, which holds only loaded ones.
+            raise click.NoSuchCommand(name, possibilities=self.list_commands(ctx), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None:
+                if not loaded.hidden:
+                    rows.append((name, loaded.get_short_help_str(limit)))
+            else:
+                # A bare command with the same help shortens it exactly as the real one would.
+                stand_in = click.Command(name, help=self.lazy[name].summary)
+                rows.append((name, stand_in.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(
         self,
@@ -85,7 +139,7 @@ class ProctorGroup(click.Group):
         return rv if isinstance(rv, int) else codes.OK
 
 
-@click.group(cls=ProctorGroup, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.group(cls=ProctorGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.version_option(package_name="proctor", prog_name="proctor")
 def cli() -> None:
     """Proctor: govern what tool-calling agents may do, and gate changes on it in CI."""
@@ -93,11 +147,3 @@ def cli() -> None:
 
 def main() -> None:
     cli.main(prog_name="proctor")
-
-
-def _register() -> None:
-    # Imported for their side effect of attaching a command to `cli`.
-    from harness.cli import _commands  # noqa: F401
-
-
-_register()

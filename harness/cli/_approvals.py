@@ -13,7 +13,6 @@ from governance._approvals import APPROVAL_STATUSES, ApprovalError, ApprovalRequ
 from governance._firewall import EditRefused
 from harness import _exit_codes as codes
 from harness._runs import RunNotFound, RunStore
-from harness.cli._app import cli
 from harness.cli._options import gateway_options, open_gateway
 from harness.cli._running import print_run, resume_stored_run
 
@@ -58,7 +57,7 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
     return edits
 
 
-@cli.group("approvals")
+@click.group("approvals")
 def approvals() -> None:
     """Review calls held for human approval, then resume the runs that wait on them."""
 

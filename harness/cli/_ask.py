@@ -15,7 +15,6 @@ from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
 from harness._runs import ProviderSpec, RunStore, StoredRun
-from harness.cli._app import cli
 from harness.cli._options import gateway_options, open_gateway
 from harness.cli._running import SCRIPT, build_provider, print_run
 
@@ -49,7 +48,7 @@ def _load_script(path: Path) -> list[object]:
     return steps
 
 
-@cli.command("ask")
+@click.command("ask")
 @gateway_options
 @click.argument("request")
 @click.option(

@@ -16,7 +16,6 @@ from governance._audit import AuditLog
 from governance._canonical import canonical_json
 from governance._errors import GovernanceError
 from harness import _exit_codes as codes
-from harness.cli._app import cli
 
 AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _SUMMARY_WIDTH = 80
@@ -43,7 +42,7 @@ def _summary(data: object) -> str:
     return text if len(text) <= _SUMMARY_WIDTH else text[: _SUMMARY_WIDTH - 3] + "..."
 
 
-@cli.group("audit")
+@click.group("audit")
 def audit() -> None:
     """Verify and read Proctor's hash-chained audit log (key: PROCTOR_AUDIT_KEY)."""
 

@@ -31,11 +31,10 @@ from harness._suite import (
     run_inputs,
     score,
 )
-from harness.cli._app import cli
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS
 
 
-@cli.group("baseline")
+@click.group("baseline")
 def baseline_group() -> None:
     """The recorded baseline the gate compares against."""
 

@@ -10,13 +10,12 @@ from tabulate import tabulate
 
 from governance._budgets import BudgetResetRefused, BudgetScope
 from harness import _exit_codes as codes
-from harness.cli._app import cli
 from harness.cli._options import gateway_options, open_gateway
 
 SCOPES = ("agent_run", "actor", "agent", "team", "tool")
 
 
-@cli.group("budgets")
+@click.group("budgets")
 def budgets() -> None:
     """Destructive-action budgets: status, and the deliberate two-person reset."""
 

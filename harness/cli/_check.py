@@ -7,12 +7,10 @@ from pathlib import Path
 import click
 
 from harness import _exit_codes as codes
-from harness._suite import load_checked_suite
-from harness.cli._app import cli
 from harness.cli._options import DEFAULT_SCENARIOS, suite_options
 
 
-@cli.command("check")
+@click.command("check")
 @suite_options
 def check_command(scenario_paths: tuple[Path, ...], tags: tuple[str, ...]) -> int:
     """Validate every scenario against its schema and the registry/policy it runs with.
@@ -20,6 +18,9 @@ def check_command(scenario_paths: tuple[Path, ...], tags: tuple[str, ...]) -> in
     Exit 0 when the suite may run, 3 (naming file, line, scenario and the closest real name)
     when it may not.
     """
+    # Imported here: `proctor check --help` needs only the options above.
+    from harness._suite_check import load_checked_suite
+
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
     click.echo(f"OK: {len(scenarios)} scenarios pass their schema and contract")
     return codes.OK

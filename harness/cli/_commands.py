@@ -1,21 +1,103 @@
-"""Attaches every command module to the group; one line per command."""
+"""Every command of the group, one line each: where it lives and the line `proctor --help` shows.
+
+A command's module is imported only when that command runs (or its own `--help` is asked for), so
+`proctor --help` and `proctor check` never pay for the agent loop, the OpenAI client, the MCP SDK
+or the report writers. The summary is the first paragraph of the command's docstring; a test
+fails when the two drift apart.
+"""
 
 from __future__ import annotations
 
-from harness.cli import (
-    _approvals,  # noqa: F401
-    _ask,  # noqa: F401
-    _audit,  # noqa: F401
-    _baseline_cmd,  # noqa: F401
-    _budgets,  # noqa: F401
-    _check,  # noqa: F401
-    _demo,  # noqa: F401
-    _mcp,  # noqa: F401
-    _mutate,  # noqa: F401
-    _policy,  # noqa: F401
-    _run,  # noqa: F401
-    _score,  # noqa: F401
-    _serve,  # noqa: F401
-    _smoke,  # noqa: F401
-    _stub,  # noqa: F401
-)
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LazyCommand:
+    """A command (or group) to import on first use: `module.attribute`."""
+
+    module: str
+    attribute: str
+    summary: str
+
+
+_CLI = "harness.cli."
+
+COMMANDS: dict[str, LazyCommand] = {
+    "approvals": LazyCommand(
+        _CLI + "_approvals",
+        "approvals",
+        "Review calls held for human approval, then resume the runs that wait on them.",
+    ),
+    "ask": LazyCommand(
+        _CLI + "_ask", "ask", "Run REQUEST through the governed agent loop once and store the run."
+    ),
+    "audit": LazyCommand(
+        _CLI + "_audit",
+        "audit",
+        "Verify and read Proctor's hash-chained audit log (key: PROCTOR_AUDIT_KEY).",
+    ),
+    "baseline": LazyCommand(
+        _CLI + "_baseline_cmd",
+        "baseline_group",
+        "The recorded baseline the gate compares against.",
+    ),
+    "budgets": LazyCommand(
+        _CLI + "_budgets",
+        "budgets",
+        "Destructive-action budgets: status, and the deliberate two-person reset.",
+    ),
+    "check": LazyCommand(
+        _CLI + "_check",
+        "check_command",
+        "Validate every scenario against its schema and the registry/policy it runs with.",
+    ),
+    "demo": LazyCommand(
+        _CLI + "_demo",
+        "demo",
+        "Run four calls through the firewall with the shipped policy, then verify the audit chain.",
+    ),
+    "gate": LazyCommand(
+        _CLI + "_score",
+        "gate_command",
+        "Gate the run stored in RUN against a baseline: exit 2 on any regression or changed "
+        "scenario inputs.",
+    ),
+    "mcp": LazyCommand(
+        _CLI + "_mcp",
+        "mcp_group",
+        "MCP servers as governed tool sources: inspect them, pin their tool definitions.",
+    ),
+    "mutate": LazyCommand(
+        _CLI + "_mutate",
+        "mutate_command",
+        "Weaken each rule and budget in turn and run the suite against every mutant.",
+    ),
+    "policy": LazyCommand(
+        _CLI + "_policy", "policy_group", "Validate policy files and explain their decisions."
+    ),
+    "run": LazyCommand(
+        _CLI + "_run",
+        "run_command",
+        "Run the scenario suite through the governed loop and gate it against the baseline.",
+    ),
+    "score": LazyCommand(
+        _CLI + "_score",
+        "score_command",
+        "Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios.",
+    ),
+    "serve": LazyCommand(
+        _CLI + "_serve",
+        "serve",
+        "Serve the governed tools to any MCP client (Claude Desktop, Cursor, ...).",
+    ),
+    "smoke": LazyCommand(
+        _CLI + "_smoke",
+        "smoke",
+        "Prove the live provider path: real HTTP, tool-name encoding, governance, audit.",
+    ),
+    "stub": LazyCommand(
+        _CLI + "_stub",
+        "stub_command",
+        "Serve the vendor stub (POST /v1/chat/completions, GET /v1/models) until Ctrl-C.",
+    ),
+}

@@ -11,7 +11,6 @@ import click
 
 from governance import Gateway, Principal, ToolCall
 from governance._audit import AuditLog
-from harness.cli._app import cli
 from harness.cli._options import shipped_policy_path
 
 DEMO_CALLS = (
@@ -26,7 +25,7 @@ DEMO_CALLS = (
 )
 
 
-@cli.command("demo")
+@click.command("demo")
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),

@@ -20,7 +20,6 @@ from governance._mcp_config import McpConfig, load_mcp_config
 from governance._mcp_mapping import HINTS
 from governance._mcp_pins import PinSet, load_pins, pins_for, write_pins
 from harness import _exit_codes as codes
-from harness.cli._app import cli
 
 if TYPE_CHECKING:
     from governance._mcp_source import McpToolInfo, McpToolSource
@@ -34,7 +33,7 @@ _HINT_LABELS = {
 }
 
 
-@cli.group("mcp")
+@click.group("mcp")
 def mcp_group() -> None:
     """MCP servers as governed tool sources: inspect them, pin their tool definitions."""
 

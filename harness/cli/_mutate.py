@@ -11,11 +11,10 @@ from harness import _exit_codes as codes
 from harness._mutants_file import DEFAULT_MUTANTS_FILE, load_equivalents
 from harness._mutate_run import MutantResult, mutate_suite
 from harness._suite import load_checked_suite
-from harness.cli._app import cli
 from harness.cli._options import DEFAULT_SCENARIOS, suite_options
 
 
-@cli.command("mutate")
+@click.command("mutate")
 @suite_options
 @click.option(
     "--policy",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from governance._gateway import DEFAULT_STATE_DIR, Gateway
+if TYPE_CHECKING:
+    from governance._gateway import Gateway
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +30,10 @@ def _remember_mcp_config(ctx: click.Context, _: click.Parameter, value: Path | N
 
 def gateway_options(func: F) -> F:
     """`--state-dir`, `--policy` and `--mcp-config`, with env fallbacks, on governing commands."""
+    # The gateway module (stores, firewall) loads with the commands that open one, not with
+    # `check` or `policy`, which share this module for `suite_options`.
+    from governance._gateway import DEFAULT_STATE_DIR
+
     func = click.option(
         "--mcp-config",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -66,6 +71,8 @@ def open_gateway(
     if mcp_config is None:
         ctx = click.get_current_context(silent=True)
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
+    from governance._gateway import Gateway
+
     return Gateway(
         state_dir=state_dir,
         policy_path=policy_path or shipped_policy_path(),

@@ -27,7 +27,6 @@ from governance._arguments import ArgumentRefused, prepare_arguments
 from governance._policy_eval import Explanation, Policy, explain
 from governance._policy_load import load_policy
 from governance.tools import builtin_registry
-from harness.cli._app import cli
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -69,7 +68,7 @@ def _descriptor_from_option(tool: str, text: str) -> ToolDescriptor:
     return ToolDescriptor(name=tool, **facts.model_dump())
 
 
-@cli.group("policy")
+@click.group("policy")
 def policy_group() -> None:
     """Validate policy files and explain their decisions."""
 

@@ -10,7 +10,6 @@ from harness import _exit_codes as codes
 from harness._runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._trace import Trace
-from harness.cli._app import cli
 from harness.cli._eval_common import (
     acknowledgements,
     baseline_from_file,
@@ -21,7 +20,7 @@ from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_opti
 from harness.providers._settings import resolve_settings
 
 
-@cli.command("run")
+@click.command("run")
 @suite_options
 @click.option(
     "-j",

@@ -17,7 +17,6 @@ from harness._run_verify import StoredRunInvalid, StoredTrace, verify_run
 from harness._scenario_load import load_scenarios
 from harness._suite import assemble
 from harness._trace import Trace
-from harness.cli._app import cli
 from harness.cli._eval_common import (
     acknowledgements,
     baseline_from_file,
@@ -132,7 +131,7 @@ def _read_json(
     return raw, document
 
 
-@cli.command("score")
+@click.command("score")
 @suite_options
 @click.argument("run_dir", metavar="RUN", type=REPORT_DIR)
 @click.option(
@@ -165,7 +164,7 @@ def score_command(
     return finish(result, None, fail_on_drift=fail_on_drift)
 
 
-@cli.command("gate")
+@click.command("gate")
 @suite_options
 @click.argument("run_dir", metavar="RUN", type=REPORT_DIR)
 @click.option(

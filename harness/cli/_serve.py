@@ -19,7 +19,6 @@ import click
 
 from governance import Principal
 from harness import _exit_codes as codes
-from harness.cli._app import cli
 from harness.cli._options import gateway_options, open_gateway
 
 LOOPBACK = "127.0.0.1"
@@ -29,7 +28,7 @@ def _say(message: str) -> None:
     click.echo(message, err=True)  # stdout belongs to the protocol on stdio
 
 
-@cli.command("serve")
+@click.command("serve")
 @gateway_options
 @click.option(
     "--transport",

@@ -18,7 +18,6 @@ from tabulate import tabulate
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._smoke import SmokeReport, run_smoke
-from harness.cli._app import cli
 from harness.providers._settings import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -33,7 +32,7 @@ STUB_KEY = "proctor-smoke"  # the stub accepts any non-empty key
 STUB_TIMEOUT = 30.0
 
 
-@cli.command("smoke")
+@click.command("smoke")
 @click.option("--stub", is_flag=True, help="Run against the bundled vendor stub on loopback.")
 @click.option("--base-url", default=None, help=f"Live endpoint [env {ENV_BASE_URL}].")
 @click.option(

@@ -11,7 +11,6 @@ import ipaddress
 import click
 
 from harness import _exit_codes as codes
-from harness.cli._app import cli
 from stubs.vendor import DEFAULT_MODEL, FAULT_HEADER, StubStartError, model_variants, run_stub
 
 
@@ -24,7 +23,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-@cli.command("stub")
+@click.command("stub")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from harness.providers._base import (
     Message,
     ModelTurn,
@@ -11,7 +14,6 @@ from harness.providers._base import (
     ToolSpec,
     Usage,
 )
-from harness.providers._openai import OpenAIProvider
 from harness.providers._replay import ReplayProvider, ScriptStep
 from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
 from harness.providers._settings import (
@@ -19,6 +21,22 @@ from harness.providers._settings import (
     ProviderSettings,
     resolve_settings,
 )
+
+if TYPE_CHECKING:
+    from harness.providers._openai import OpenAIProvider
+
+# The openai SDK costs ~0.4 s to import: only a live run pays for it, never replay or `check`.
+_LAZY = {"OpenAIProvider": "harness.providers._openai"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness.providers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CredentialSourceError",

@@ -1,0 +1,80 @@
+"""Load a suite and contract-check it: all that `proctor check` needs, and nothing that runs.
+
+Kept apart from harness._suite so `proctor check` never imports the runner, the stores or a
+provider; harness._suite re-exports these names for the run path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from governance import Policy, ToolRegistry, load_mcp_config, load_policy
+from governance.tools import builtin_registry as new_builtin_registry
+from harness._contract import ContractViolation, check_contract
+from harness._errors import ScenarioError
+from harness._scenario_load import (
+    LoadedScenario,
+    load_scenarios,
+    resolve_mcp_config,
+    resolve_policy_path,
+)
+
+
+def registry_for(loaded: LoadedScenario) -> ToolRegistry:
+    """The tool surface a scenario runs with: built-in tools, plus its MCP servers' tools."""
+    config = resolve_mcp_config(loaded)
+    return builtin_registry() if config is None else mcp_registry(config)
+
+
+@cache
+def mcp_registry(config: Path) -> ToolRegistry:
+    """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
+    from governance import open_mcp_sources  # the MCP SDK: only suites with MCP servers load it
+
+    registry = new_builtin_registry()
+    sources = open_mcp_sources(load_mcp_config(config))
+    try:
+        for source in sources:
+            registry.add_source(source)
+    finally:
+        for source in sources:
+            source.close()
+    return registry
+
+
+@cache
+def builtin_registry() -> ToolRegistry:
+    """The built-in tool surface, built once per process (every scenario's contract uses it)."""
+    return new_builtin_registry()
+
+
+def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
+    """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
+    loaded = load_scenarios(paths, tags=tags)
+    policies: dict[Path, Policy] = {}
+
+    def policy_for(item: LoadedScenario) -> Policy:
+        path = resolve_policy_path(item)
+        if path not in policies:
+            policies[path] = load_policy(path)
+        return policies[path]
+
+    violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
+    if violations:
+        raise ContractBroken(violations)
+    return loaded
+
+
+class ContractBroken(ScenarioError):
+    """The suite names tools, rules or budgets that do not exist: nothing runs."""
+
+    def __init__(self, violations: Sequence[ContractViolation]) -> None:
+        self.violations = list(violations)
+        first = self.violations[0]
+        super().__init__(first.path, first.line, "\n".join(str(v) for v in self.violations))
+
+    def __str__(self) -> str:
+        lines = [str(v) for v in self.violations]
+        return f"{len(lines)} contract violation(s):\n" + "\n".join(lines)
