@@ -33,6 +33,10 @@ def _no_retrieval(uri: str) -> Resource[Any]:
 
 _LOCAL_ONLY: Registry[Any] = Registry(retrieve=_no_retrieval)  # type: ignore[call-arg]
 
+# The metaschema verdict per schema (its repr), or None when it passed; bounded, never evicted.
+_METASCHEMA_CHECKED: dict[str, str | None] = {}
+_METASCHEMA_CACHE_SIZE = 1024
+
 
 def _walk(node: object, depth: int, budget: list[int], refs: list[str], ids: set[str]) -> None:
     budget[0] -= 1
@@ -88,10 +92,34 @@ def check_local_schema(schema: Mapping[str, Any]) -> None:
             raise SchemaRefused(
                 "schema_unresolvable", f"the schema's reference {ref!r} points at nothing"
             )
+    # Checking against the metaschema costs milliseconds, and the same few schemas come back on
+    # every call and every scenario: plain JSON schemas are checked once per process.
+    key = repr(schema) if _plain(schema) else None
+    if key is not None and key in _METASCHEMA_CHECKED:
+        problem = _METASCHEMA_CHECKED[key]
+    else:
+        problem = _metaschema_problem(schema)
+        if key is not None and len(_METASCHEMA_CHECKED) < _METASCHEMA_CACHE_SIZE:
+            _METASCHEMA_CHECKED[key] = problem
+    if problem is not None:
+        raise SchemaRefused("schema_invalid", f"the schema is invalid ({problem})")
+
+
+def _plain(node: object) -> bool:
+    """Only dicts with string keys, lists and JSON scalars: its repr identifies it exactly."""
+    if isinstance(node, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in node.items())
+    if isinstance(node, list):
+        return all(_plain(item) for item in node)
+    return node is None or type(node) in (str, int, float, bool)
+
+
+def _metaschema_problem(schema: Mapping[str, Any]) -> str | None:
     try:
         Draft202012Validator.check_schema(dict(schema))
     except SchemaError as exc:
-        raise SchemaRefused("schema_invalid", f"the schema is invalid ({exc.message})") from exc
+        return exc.message
+    return None
 
 
 def local_validator(schema: Mapping[str, Any]) -> Draft202012Validator:

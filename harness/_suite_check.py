@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from governance import Policy, ToolRegistry, load_mcp_config, load_policy
+from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
 from harness._contract import ContractViolation, check_contract
 from harness._errors import ScenarioError
@@ -31,7 +31,8 @@ def registry_for(loaded: LoadedScenario) -> ToolRegistry:
 @cache
 def mcp_registry(config: Path) -> ToolRegistry:
     """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
-    from governance import open_mcp_sources  # the MCP SDK: only suites with MCP servers load it
+    # The MCP SDK and config models load only for suites that name MCP servers.
+    from governance import load_mcp_config, open_mcp_sources
 
     registry = new_builtin_registry()
     sources = open_mcp_sources(load_mcp_config(config))

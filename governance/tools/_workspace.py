@@ -49,15 +49,25 @@ class Workspace:
 
 def builtin_tools(workspace: Path | str) -> LocalToolSource:
     """The eleven demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace."""
-    ws = Workspace(Path(workspace)).ensure()
+    return _tools_over(Workspace(Path(workspace)).ensure())
+
+
+def _tools_over(ws: Workspace) -> LocalToolSource:
     return LocalToolSource([*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path)])
 
 
 def builtin_registry() -> ToolRegistry:
     """A fresh registry of the built-in tools, for their descriptors alone (contract checks,
-    `policy explain`); the scratch workspace they were built on is discarded at once."""
+    `policy explain`).
+
+    Descriptors do not depend on the workspace, so none is seeded (no files, no database):
+    the tools are bound to an empty scratch directory that is removed at once, so a call
+    through this registry fails instead of touching real state.
+    """
     with tempfile.TemporaryDirectory(prefix="proctor-registry-") as scratch:
-        return ToolRegistry([builtin_tools(scratch)])
+        ws = Workspace(Path(scratch))
+        ws.files_dir.mkdir()
+        return ToolRegistry([_tools_over(ws)])
 
 
 def _workspace(workspace: Workspace | Path | str) -> Workspace:

@@ -26,7 +26,6 @@ from governance import (
 from governance._arguments import ArgumentRefused, prepare_arguments
 from governance._policy_eval import Explanation, Policy, explain
 from governance._policy_load import load_policy
-from governance.tools import builtin_registry
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -194,6 +193,8 @@ def explain_command(
         descriptor: ToolDescriptor | None = _descriptor_from_option(tool, descriptor_json)
         registry_digest = digest([descriptor.surface()] if descriptor else [])
     else:
+        from governance.tools import builtin_registry  # the tool modules: `explain` only
+
         registry = builtin_registry()
         descriptor = registry.get(tool)
         registry_digest = registry.digest

@@ -16,17 +16,23 @@ from harness.providers._base import (
 )
 from harness.providers._replay import ReplayProvider, ScriptStep
 from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
-from harness.providers._settings import (
-    CredentialSourceError,
-    ProviderSettings,
-    resolve_settings,
-)
 
 if TYPE_CHECKING:
     from harness.providers._openai import OpenAIProvider
+    from harness.providers._settings import (
+        CredentialSourceError,
+        ProviderSettings,
+        resolve_settings,
+    )
 
-# The openai SDK costs ~0.4 s to import: only a live run pays for it, never replay or `check`.
-_LAZY = {"OpenAIProvider": "harness.providers._openai"}
+# The openai SDK costs ~0.4 s to import and the credential sources read .env files: only a live
+# run pays for them, never a replay or `proctor check` (which reach this package for scripts).
+_LAZY = {
+    "OpenAIProvider": "harness.providers._openai",
+    "CredentialSourceError": "harness.providers._settings",
+    "ProviderSettings": "harness.providers._settings",
+    "resolve_settings": "harness.providers._settings",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -38,3 +38,19 @@ def test_importing_governance_does_not_load_the_mcp_sdk() -> None:
     probe = "import governance, sys; print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_importing_one_governance_name_loads_only_the_module_that_defines_it() -> None:
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys; from governance import ConfigError, canonical_json; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('governance'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout)
+    assert "governance._errors" in loaded and "governance._canonical" in loaded
+    for heavy in ("_firewall", "_gateway", "_approvals", "_budgets", "_audit", "_policy_eval"):
+        assert f"governance.{heavy}" not in loaded

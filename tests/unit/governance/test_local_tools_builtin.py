@@ -169,3 +169,21 @@ def test_validate_arguments_covers_every_builtin_without_running(
     assert source.validate_arguments("email.send", email) is None
     assert source.validate_arguments("email.send", {"to": "x"}) is not None
     assert (ws / "files/README.txt").exists()
+
+
+def test_the_descriptor_registry_is_built_without_seeding_a_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governance.tools import _workspace, builtin_registry
+
+    seeded = ToolRegistry([builtin_tools(tmp_path / "ws")])
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a descriptor registry must not seed files or a database")
+
+    monkeypatch.setattr(_workspace, "create_database", refuse)
+    monkeypatch.setattr(_workspace, "seed_files", refuse)
+    registry = builtin_registry()
+    assert registry.digest == seeded.digest
+    assert sorted(d.name for d in registry.descriptors()) == sorted(FACTS)
+

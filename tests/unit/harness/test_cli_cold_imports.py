@@ -1,0 +1,178 @@
+"""The CLI's cold paths load only what they use: no SDK, server, store or report module.
+
+Each case runs the real group in a fresh interpreter and lists what ended up in `sys.modules`.
+Speed itself is measured in benchmarks/cli_cold.py, never here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from harness import _exit_codes as codes
+from harness.cli._app import cli
+from harness.cli._commands import COMMANDS
+
+REPO = Path(__file__).resolve().parents[3]
+SHIPPED_POLICY = REPO / "governance" / "data" / "default_policy.yaml"
+
+# Top-level packages that cost tenths of a second to import, and Proctor's own modules that
+# only running, serving or reporting needs.
+HEAVY_PACKAGES = {
+    "openai",
+    "mcp",
+    "mcp_types",
+    "uvicorn",
+    "starlette",
+    "sse_starlette",
+    "httpx",
+    "httpx2",
+    "anyio",
+    "jinja2",
+    "dotenv",
+}
+HEAVY_MODULES = {
+    "harness.reports",
+    "harness.reports._html",
+    "harness._runner",
+    "harness._loop",
+    "harness._suite",
+    "harness._baseline",
+    "harness.providers._openai",
+    "governance._gateway",
+    "governance._firewall",
+    "governance._audit",
+    "governance._approvals",
+    "governance._budgets",
+    "governance._mcp_source",
+    "governance._mcp_server",
+    "governance._mcp_config",
+    "stubs.vendor",
+}
+
+PROBE = """
+import json, sys
+from harness.cli._app import cli
+code = cli.main(sys.argv[2:], prog_name="proctor", standalone_mode=False)
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+SCENARIO = """\
+scenarios:
+  - id: cold-read
+    description: reads one file
+    request: Read notes.txt
+    script:
+      - calls: [{tool: fs.read, args: {path: notes.txt}}]
+      - answer: done
+    expect:
+      status: completed
+      must_execute: [fs.read]
+"""
+
+
+def _loaded_after(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(report), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    found = json.loads(report.read_text(encoding="utf-8"))
+    return found["code"], set(found["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES or m in HEAVY_MODULES)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--help",),
+        ("check", "--help"),
+        ("policy", "--help"),
+        ("policy", "check", "--help"),
+        ("policy", "check", str(SHIPPED_POLICY)),
+        ("policy", "explain", str(SHIPPED_POLICY), "--tool", "fs.read", "--args", "{}"),
+        ("policy", "check", "no-such-policy.yaml"),
+        ("no-such-command",),
+    ],
+    ids=lambda args: " ".join(args)[:40],
+)
+def test_help_and_policy_commands_load_no_heavy_module(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    code, modules = _loaded_after(tmp_path, *args)
+    assert code in (codes.OK, codes.USAGE)
+    assert _heavy(modules) == []
+
+
+def test_checking_a_suite_without_mcp_servers_loads_no_heavy_module(tmp_path: Path) -> None:
+    suite = tmp_path / "cold.yaml"
+    suite.write_text(SCENARIO, encoding="utf-8")
+    code, modules = _loaded_after(tmp_path, "check", "--scenarios", str(suite))
+    assert code == codes.OK
+    assert _heavy(modules) == []
+
+
+def test_a_suite_that_breaks_its_contract_still_exits_3_without_heavy_modules(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "broken.yaml"
+    suite.write_text(SCENARIO.replace("fs.read", "fs.raed"), encoding="utf-8")
+    code, modules = _loaded_after(tmp_path, "check", "--scenarios", str(suite))
+    assert code == codes.INVALID_SUITE
+    assert _heavy(modules) == []
+
+
+def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path: Path) -> None:
+    # `run --help` declares provider options: it may load more. The point is that the probe
+    # reports what a command imports, so the empty lists above mean something.
+    _, modules = _loaded_after(tmp_path, "stub", "--help")
+    assert "stubs.vendor" in _heavy(modules)
+
+
+def test_each_lazy_entry_names_a_command_whose_help_starts_with_its_summary() -> None:
+    for name, entry in COMMANDS.items():
+        command = cli.get_command(click.Context(cli), name)
+        assert isinstance(command, click.Command), name
+        assert command.name == name
+        first_paragraph = " ".join((command.help or "").split("\n\n")[0].split())
+        assert first_paragraph == entry.summary, f"{name}: update its summary in _commands.py"
+
+
+def test_the_command_list_reads_the_same_before_and_after_every_command_is_loaded() -> None:
+    warm_up = "from harness.cli._app import cli; import click; "
+    warm_up += "[cli.get_command(click.Context(cli), name) for name in cli.lazy]; "
+    listings = []
+    for prelude in ("", warm_up):
+        probe = prelude + "from harness.cli._app import main; main()"
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "--help"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        listings.append(done.stdout)
+    cold, warm = listings
+    assert "Commands:" in cold and "policy     Validate policy files" in cold
+    assert cold == warm
+
+
+def test_an_unknown_command_exits_64_and_suggests_the_closest_name() -> None:
+    result = CliRunner().invoke(cli, ["chek"])
+    assert result.exit_code == codes.USAGE
+    assert "No such command 'chek'" in result.stderr
+    assert "Did you mean 'check'?" in result.stderr
