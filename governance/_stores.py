@@ -114,9 +114,7 @@ class ApprovalBackend(Protocol):
         """Expire every pending request past its deadline; the ids this call expired."""
         ...
 
-    def reconcile(
-        self, *, is_alive: Callable[[str], bool] = ...
-    ) -> builtins.list[str]:
+    def reconcile(self, *, is_alive: Callable[[str], bool] = ...) -> builtins.list[str]:
         """At start-up: expire pending requests whose waiting process is gone."""
         ...
 
