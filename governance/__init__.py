@@ -66,6 +66,15 @@ from governance._policy_model import policy_json_schema
 from governance._redaction import REDACTED, redact
 from governance._registry import ToolRegistry
 from governance._schemas import SchemaRefused, local_validator
+from governance._sqlite import Durability
+from governance._stores import (
+    ApprovalBackend,
+    AuditBackend,
+    BudgetBackend,
+    StoreSpec,
+    StoreUrlError,
+    parse_store_url,
+)
 
 if TYPE_CHECKING:
     from governance._mcp_server import build_mcp_server
@@ -171,4 +180,11 @@ __all__ = [
     "prepare_arguments",
     "effective_impact",
     "keyed_digest",
+    "ApprovalBackend",
+    "AuditBackend",
+    "BudgetBackend",
+    "Durability",
+    "StoreSpec",
+    "StoreUrlError",
+    "parse_store_url",
 ]
