@@ -1,5 +1,9 @@
 """Cost of one governed call: policy decision + write-ahead audit appends + a trivial tool.
 
+Per store backend: the SQLite files in `fsync` and `os` durability, and the ephemeral memory
+store; beside them a raw fsync measured on the same disk, the floor of the `fsync` mode.
+Targets (issue 11): `os` p50 <= 250 us; `fsync` p50 <= one fsync + 150 us.
+
 Run: .venv/bin/python benchmarks/firewall_call.py [--calls N]
 Results are written down in benchmarks/RESULTS.md with the command that produced them.
 """
@@ -7,6 +11,7 @@ Results are written down in benchmarks/RESULTS.md with the command that produced
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -17,6 +22,7 @@ from governance._audit import AuditLog
 from governance._firewall import Firewall, StaticPolicy
 from governance._policy_eval import evaluate
 from governance._policy_load import load_policy
+from governance._sqlite import MEMORY
 from governance.tools import builtin_tools
 from harness.cli._options import shipped_policy_path
 
@@ -41,27 +47,58 @@ def main() -> None:
             evaluate(context, policy)
         decide_us = (time.perf_counter() - start) / args.calls * 1e6
 
-        with AuditLog(workspace / "audit.sqlite") as audit:
-            firewall = Firewall(registry, StaticPolicy(policy), audit)
-            samples = {"allowed (orders.lookup)": [], "blocked (fs.delete)": []}
-            for n in range(args.calls):
-                for label, tool, arguments in (
-                    ("allowed (orders.lookup)", "orders.lookup", {"order_id": "ORD-0001"}),
-                    ("blocked (fs.delete)", "fs.delete", {"path": "notes/todo.txt"}),
-                ):
-                    one = ToolCall(f"c{n}", tool, arguments, f"bench-{label[:3]}", principal)
-                    t0 = time.perf_counter()
-                    firewall.call(one)
-                    samples[label].append((time.perf_counter() - t0) * 1e6)
+        samples: dict[str, list[float]] = {}
+        for store in ("fsync", "os", "memory"):
+            path = MEMORY if store == "memory" else workspace / f"audit-{store}.sqlite"
+            durability = "fsync" if store == "memory" else store
+            with AuditLog(path, durability=durability) as audit:
+                firewall = Firewall(registry, StaticPolicy(policy), audit)
+                for n in range(args.calls):
+                    for case, tool, arguments in (
+                        ("allowed (orders.lookup)", "orders.lookup", {"order_id": "ORD-0001"}),
+                        ("blocked (fs.delete)", "fs.delete", {"path": "notes/todo.txt"}),
+                    ):
+                        one = ToolCall(f"c{n}", tool, arguments, f"bench-{case[:3]}", principal)
+                        t0 = time.perf_counter()
+                        firewall.call(one)
+                        label = f"{store:>6} {case}"
+                        samples.setdefault(label, []).append((time.perf_counter() - t0) * 1e6)
+        fsync_us = _raw_fsync_us(workspace / "fsync-probe", args.calls)
 
     print(f"calls per case: {args.calls}")
     print(f"policy evaluate only: {decide_us:.1f} us/call")
+    print(f"raw fsync on this disk (4 KiB write + fsync): median {fsync_us:.0f} us")
+    medians = {}
     for label, values in samples.items():
         values.sort()
+        medians[label] = statistics.median(values)
         print(
-            f"{label}: median {statistics.median(values):.0f} us, "
-            f"p95 {values[int(len(values) * 0.95)]:.0f} us"
+            f"{label}: p50 {medians[label]:.0f} us, p95 {values[int(len(values) * 0.95)]:.0f} us"
         )
+    os_p50 = medians["    os allowed (orders.lookup)"]
+    fsync_p50 = medians[" fsync allowed (orders.lookup)"]
+    print(f"target os p50 <= 250 us: {os_p50:.0f} us -> {'met' if os_p50 <= 250 else 'MISSED'}")
+    bound = fsync_us + 150
+    print(
+        f"target fsync p50 <= one fsync + 150 us ({bound:.0f} us): {fsync_p50:.0f} us -> "
+        f"{'met' if fsync_p50 <= bound else 'MISSED'}"
+    )
+
+
+def _raw_fsync_us(path: Path, rounds: int) -> float:
+    """The median cost of appending 4 KiB and fsync'ing it: what one durable commit must pay."""
+    values = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        block = b"x" * 4096
+        for _ in range(min(rounds, 2000)):
+            os.write(fd, block)
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            values.append((time.perf_counter() - t0) * 1e6)
+    finally:
+        os.close(fd)
+    return statistics.median(values)
 
 
 if __name__ == "__main__":

@@ -128,6 +128,15 @@ if TYPE_CHECKING:
         SchemaRefused,
         local_validator,
     )
+    from governance._sqlite import Durability
+    from governance._stores import (
+        ApprovalBackend,
+        AuditBackend,
+        BudgetBackend,
+        StoreSpec,
+        StoreUrlError,
+        parse_store_url,
+    )
 
 # Each name loads its module on first use (PEP 562), so `import governance` and
 # `from governance import ConfigError` cost only what they touch: the CLI's cold paths
@@ -214,6 +223,13 @@ _EXPORTS = {
     "ToolRegistry": "governance._registry",
     "SchemaRefused": "governance._schemas",
     "local_validator": "governance._schemas",
+    "Durability": "governance._sqlite",
+    "ApprovalBackend": "governance._stores",
+    "AuditBackend": "governance._stores",
+    "BudgetBackend": "governance._stores",
+    "StoreSpec": "governance._stores",
+    "StoreUrlError": "governance._stores",
+    "parse_store_url": "governance._stores",
     "McpToolSource": "governance._mcp_source",
     "open_mcp_sources": "governance._mcp_source",
     "build_mcp_server": "governance._mcp_server",
@@ -234,6 +250,13 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ApprovalBackend",
+    "AuditBackend",
+    "BudgetBackend",
+    "Durability",
+    "StoreSpec",
+    "StoreUrlError",
+    "parse_store_url",
     "McpConfig",
     "McpConfigError",
     "McpLockError",

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from governance._approvals import ApprovalRequest, ApprovalStore
+from governance._approvals import ApprovalRequest
 from governance._errors import GovernanceError
+from governance._stores import ApprovalBackend
 
 _OUTCOMES = frozenset({"execution.completed", "execution.failed"})
 
@@ -42,7 +43,7 @@ class InDoubt:
         )
 
 
-def reconcile_with_audit(store: ApprovalStore, audit: _Chain) -> list[InDoubt]:
+def reconcile_with_audit(store: ApprovalBackend, audit: _Chain) -> list[InDoubt]:
     """Settle every in-flight request left by a dead process; report the ones in doubt.
 
     A row whose awaited event is on the chain is simply marked agreed. Otherwise:

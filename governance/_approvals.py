@@ -3,6 +3,8 @@
 Every state change is a single conditional `UPDATE ... WHERE id = ? AND status = 'pending'`
 (plus `consumed = 0` for execution). Reviewers in other processes, the expiry sweep and startup
 reconciliation all go through it, so exactly one of them wins and the others learn who did.
+The file is durable per its mode (governance._sqlite: `fsync` or `os`); `ApprovalStore.ephemeral()`
+runs the same SQL in memory.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from governance._private_file import ensure_private
 from governance._process import current_process_token, process_is_alive
 from governance._redaction import redact
 from governance._sealing import SealError, seal, unseal
+from governance._sqlite import MEMORY, Durability, check_durability, is_memory, open_connection
 
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
 APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
@@ -252,8 +255,10 @@ class ApprovalStore:
         default_ttl_seconds: float = 300.0,
         busy_timeout: float = 5.0,
         key: bytes | None = None,
+        durability: Durability = "fsync",
     ) -> None:
         self.path = Path(path)
+        self.durability = check_durability(durability)
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self.default_ttl_seconds = self._check_ttl(default_ttl_seconds)
@@ -265,21 +270,32 @@ class ApprovalStore:
         except (sqlite3.Error, OSError) as exc:
             raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
 
+    @classmethod
+    def ephemeral(
+        cls,
+        *,
+        clock: Clock | None = None,
+        default_ttl_seconds: float = 300.0,
+        key: bytes | None = None,
+    ) -> ApprovalStore:
+        """A store in memory: the same SQL and arbiter, nothing on disk, gone on `close()`.
+        Only this store object sees its requests (there is no file for a CLI to open)."""
+        return cls(MEMORY, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
+
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        ensure_private(self.path)
-        conn = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        memory = is_memory(self.path)
+        if not memory:
+            ensure_private(self.path)
+        # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
+        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
         try:
-            conn.execute("PRAGMA journal_mode = WAL").fetchall()
-            # FULL: a decision (above all `consumed`) is on disk before anyone acts on it.
-            conn.execute("PRAGMA synchronous = FULL")
             # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
             conn.execute("PRAGMA secure_delete = ON")
             for statement in _SCHEMA:
                 conn.execute(statement)
             self._migrate(conn)
-            ensure_private(self.path)  # the WAL and SHM files now exist
+            if not memory:
+                ensure_private(self.path)  # the WAL and SHM files now exist
         except BaseException:
             conn.close()
             raise

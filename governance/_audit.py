@@ -1,9 +1,11 @@
 """The audit log: one hash chain per run in SQLite, ordered by an explicit gap-free `seq`.
 
 `hash = H(prev_hash || canonical_json({run_id, seq, kind, ts, data, alg}))` with H = HMAC-SHA256
-when a key is configured, SHA-256 otherwise. Every write is one `BEGIN IMMEDIATE` transaction,
-so threads and processes sharing the file never fork a chain; any failure to write raises
-`AuditWriteError`, which the firewall treats as "do not execute".
+when a key is configured, SHA-256 otherwise. Every write (`append`, or `append_many` for several
+events of one run) is one `BEGIN IMMEDIATE` transaction, so threads and processes sharing the
+file never fork a chain and a batch lands whole or not at all; any failure to write raises
+`AuditWriteError`, which the firewall treats as "do not execute". The file is durable per its
+mode (governance._sqlite: `fsync` or `os`); `AuditLog.ephemeral()` keeps the chain in memory.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +28,7 @@ from governance._canonical import canonical_json, keyed_digest
 from governance._clock import Clock, SystemClock
 from governance._errors import AuditWriteError, GovernanceError
 from governance._redaction import redact
+from governance._sqlite import MEMORY, Durability, check_durability, is_memory, open_connection
 
 Alg = Literal["hmac-sha256", "sha256"]
 ALGS: Final[tuple[Alg, ...]] = ("hmac-sha256", "sha256")
@@ -113,7 +116,8 @@ class AuditLog:
 
     Safe to share between threads (one connection behind a lock) and between processes
     (`BEGIN IMMEDIATE` plus a busy timeout). `readonly=True` opens an existing file for
-    verification without ever writing to it.
+    verification without ever writing to it. `durability` is `fsync` (default) or `os`; the
+    path `:memory:` (see `ephemeral`) keeps everything in memory, for scenario runs.
     """
 
     def __init__(
@@ -124,8 +128,10 @@ class AuditLog:
         clock: Clock | None = None,
         busy_timeout: float = 5.0,
         readonly: bool = False,
+        durability: Durability = "fsync",
     ) -> None:
         self.path = Path(path)
+        self.durability = check_durability(durability)
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self._readonly = readonly
@@ -147,28 +153,33 @@ class AuditLog:
         readonly: bool = False,
     ) -> AuditLog:
         """Keyed with `PROCTOR_AUDIT_KEY` (UTF-8) when it is set and not empty."""
-        raw = os.environ.get(KEY_ENV, "")
-        return cls(path, key=raw.encode("utf-8") or None, clock=clock, readonly=readonly)
+        return cls(path, key=cls.key_from_env(), clock=clock, readonly=readonly)
+
+    @staticmethod
+    def key_from_env() -> bytes | None:
+        """`PROCTOR_AUDIT_KEY` as UTF-8 bytes, or None when it is unset or empty."""
+        return os.environ.get(KEY_ENV, "").encode("utf-8") or None
+
+    @classmethod
+    def ephemeral(cls, *, key: bytes | None = None, clock: Clock | None = None) -> AuditLog:
+        """A log in memory: the same chain and checks, nothing on disk, gone on `close()`."""
+        return cls(MEMORY, key=key, clock=clock)
 
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
         if self._readonly:
-            if not self.path.is_file():
+            if is_memory(self.path) or not self.path.is_file():
                 raise OSError(f"no such file: {self.path}")
-            uri = self.path.resolve().as_uri() + "?mode=ro"
-            conn = sqlite3.connect(
-                uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        else:
-            conn = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+        # fsync: an event is on disk before the call it guards may run (see governance._sqlite).
+        conn = open_connection(
+            self.path,
+            durability=self.durability,
+            busy_timeout=busy_timeout,
+            readonly=self._readonly,
+        )
         try:
             if self._readonly:
                 conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
             else:
-                conn.execute("PRAGMA journal_mode = WAL").fetchall()
-                # FULL: an event is on disk before the call it guards may run.
-                conn.execute("PRAGMA synchronous = FULL")
                 conn.execute(_SCHEMA)
         except BaseException:
             conn.close()
@@ -206,15 +217,20 @@ class AuditLog:
 
     def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> AuditEvent:
         """Redact `data` and add it as the next event of `run_id`'s chain, or raise."""
+        return self.append_many(run_id, ((kind, data),))[0]
+
+    def append_many(
+        self, run_id: str, events: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[AuditEvent]:
+        """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
+        fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
+        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
         try:
             if not isinstance(run_id, str) or not run_id:
                 raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
-            if not isinstance(kind, str) or not kind:
-                raise ValueError(f"kind must be a non-empty string, not {kind!r}")
-            if not isinstance(data, Mapping):
-                raise TypeError(f"data must be a mapping, not {type(data).__name__}")
-            stored = canonical_json(redact(data)).decode("utf-8")
-            clean: dict[str, Any] = json.loads(stored)
+            if not events:
+                raise ValueError("append_many needs at least one event")
+            prepared = [_prepare(kind, data) for kind, data in events]
         except Exception as exc:
             raise AuditWriteError(f"audit event for run {run_id!r} is not valid: {exc}") from exc
         with self._lock:
@@ -223,16 +239,20 @@ class AuditLog:
             if self._readonly:
                 raise AuditWriteError(f"audit log {self.path} was opened read-only")
             try:
-                return self._append_locked(self._conn, run_id, kind, stored, clean)
+                return self._append_locked(self._conn, run_id, prepared)
             except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
                 raise AuditWriteError(
-                    f"could not write {kind!r} for run {run_id!r} to audit log {self.path}: {exc}"
+                    f"could not write {kinds} for run {run_id!r} to audit log {self.path}: {exc}"
                 ) from exc
 
     def _append_locked(
-        self, conn: sqlite3.Connection, run_id: str, kind: str, stored: str, clean: dict[str, Any]
-    ) -> AuditEvent:
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        prepared: Sequence[tuple[str, str, dict[str, Any]]],
+    ) -> list[AuditEvent]:
         conn.execute("BEGIN IMMEDIATE")
+        out: list[AuditEvent] = []
         try:
             last = conn.execute(
                 "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
@@ -241,30 +261,34 @@ class AuditLog:
             ).fetchone()
             alg = self.alg
             if last is None:
-                seq, prev_hash = 1, genesis(alg)
+                seq, prev_hash = 0, genesis(alg)
             else:
                 if last[1] != alg:
                     raise ValueError(
                         f"run {run_id!r} was started with alg {last[1]!r} but this log writes "
                         f"{alg!r}; check {KEY_ENV}"
                     )
-                seq, prev_hash = int(last[0]) + 1, str(last[2])
-            ts = _format_ts(self._clock.now())
-            digest = chain_hash(
-                prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
-                key=self._key,
-            )  # fmt: skip
-            conn.execute(
-                f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
-            )
+                seq, prev_hash = int(last[0]), str(last[2])
+            for kind, stored, clean in prepared:
+                seq += 1
+                ts = _format_ts(self._clock.now())
+                digest = chain_hash(
+                    prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                    key=self._key,
+                )  # fmt: skip
+                conn.execute(
+                    f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
+                )
+                out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
+                prev_hash = digest
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             raise
-        return AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest)
+        return out
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._lock:
@@ -312,6 +336,17 @@ class AuditLog:
 
     def verify_all(self) -> list[ChainVerdict]:
         return [self.verify(run_id) for run_id in self.run_ids()]
+
+
+def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(kind, stored JSON text, the redacted data as read back); ValueError/TypeError if not."""
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind must be a non-empty string, not {kind!r}")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping, not {type(data).__name__}")
+    stored = canonical_json(redact(data)).decode("utf-8")
+    clean: dict[str, Any] = json.loads(stored)
+    return kind, stored, clean
 
 
 def verify_rows(run_id: str, rows: list[Any], key: bytes | None) -> ChainVerdict:

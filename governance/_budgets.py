@@ -3,7 +3,9 @@
 A reservation counts and inserts in one `BEGIN IMMEDIATE` transaction, so threads and processes
 sharing the file can never overshoot a limit. A reset inserts a watermark approved by two people
 and never deletes or rewrites a ledger row: what happened before stays as evidence. Every
-failure is a `BudgetStoreError`, which the firewall turns into "do not execute".
+failure is a `BudgetStoreError`, which the firewall turns into "do not execute". The file is
+durable per its mode (governance._sqlite: `fsync` or `os`); `BudgetStore.ephemeral()` runs the
+same SQL in memory.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from governance._errors import GovernanceError
 from governance._identity import look_alike, name_problem, skeleton
 from governance._policy_eval import Budget
 from governance._policy_model import BUDGET_SCOPES, BudgetScope
+from governance._sqlite import MEMORY, Durability, check_durability, open_connection
 
 __all__ = [
     "SCOPE_ORDER",
@@ -281,8 +284,10 @@ class BudgetStore:
         *,
         clock: Clock | None = None,
         busy_timeout: float = 10.0,
+        durability: Durability = "fsync",
     ) -> None:
         self.path = Path(path)
+        self.durability = check_durability(durability)
         self._clock: Clock = clock or SystemClock()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -291,14 +296,15 @@ class BudgetStore:
         except Exception as exc:
             raise BudgetStoreError(f"cannot open budget store {self.path}: {exc}") from exc
 
+    @classmethod
+    def ephemeral(cls, *, clock: Clock | None = None) -> BudgetStore:
+        """A ledger in memory: the same SQL and triggers, nothing on disk, gone on `close()`."""
+        return cls(MEMORY, clock=clock)
+
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        # fsync: a reservation is on disk before the call it guards may run.
+        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
         try:
-            conn.execute("PRAGMA journal_mode = WAL").fetchall()
-            # FULL: a reservation is on disk before the call it guards may run.
-            conn.execute("PRAGMA synchronous = FULL")
             with _transaction(conn):
                 for statement in _SCHEMA:
                     conn.execute(statement)

@@ -2,23 +2,25 @@
 
 It wraps the registry's sources and keeps the `ToolSource` interface, so an agent loop is the
 same code with or without governance. Nothing else in Proctor calls `ToolSource.call`.
+
+Write-ahead, batched: the events before a tool runs (`tool.requested`, `policy.decided`, ...)
+are held per call and written in ONE audit transaction together with `execution.started`, so
+one commit (one fsync in the `fsync` durability mode) stands between a decision and the tool.
+A call refused before that point writes its held events on its way out. If the batch cannot be
+written, nothing executes (`audit_unavailable`). Observers see an event once it is written.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
 
-from governance._approvals import (
-    ApprovalError,
-    ApprovalRequest,
-    ApprovalStore,
-    ApprovalStoreError,
-)
+from governance._approvals import ApprovalError, ApprovalRequest, ApprovalStoreError
 from governance._arguments import (
     ArgumentRefused,
     PreparedArguments,
@@ -26,7 +28,7 @@ from governance._arguments import (
     prepare_snapshot,
     snapshot_arguments,
 )
-from governance._budgets import BudgetDenial, BudgetReservation, BudgetStore, BudgetStoreError
+from governance._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
 from governance._canonical import digest
 from governance._contracts import (
     Decision,
@@ -43,6 +45,7 @@ from governance._output_screen import OutputPolicy, screen_secrets
 from governance._policy_eval import Policy, evaluate
 from governance._registry import ToolRegistry
 from governance._schemas import SchemaRefused, first_problem, local_validator
+from governance._stores import ApprovalBackend, BudgetBackend
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
 
@@ -70,6 +73,10 @@ APPROVAL_EVENTS = (
     "approval.consumed",
 )
 
+# Held back and written with the next event that is not one of them (`execution.started`, an
+# approval event) or when the call returns: all of them come before any tool runs.
+_BATCHED = frozenset({"tool.requested", "call.rejected", "policy.decided", "budget.denied"})
+
 # Failures after which the side effect may have landed: the budget slot stays counted.
 _UNKNOWN_EFFECT_REASONS = frozenset({"timeout", "tool_error", "connection_lost"})
 
@@ -90,7 +97,11 @@ class PolicySource(Protocol):
 
 
 class AuditSink(Protocol):
-    """Where the write-ahead record goes. `append` raises AuditWriteError when it cannot write."""
+    """Where the write-ahead record goes. `append` raises AuditWriteError when it cannot write.
+
+    A sink that also has `append_many(run_id, [(kind, data), ...])` (all or nothing, one
+    transaction: see governance._stores.AuditBackend) gets each call's batch in one write.
+    """
 
     def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> Any: ...
 
@@ -142,8 +153,8 @@ class Firewall:
         *,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         observers: tuple[Callable[[LifecycleEvent], None], ...] = (),
-        approvals: ApprovalStore | None = None,
-        budgets: BudgetStore | None = None,
+        approvals: ApprovalBackend | None = None,
+        budgets: BudgetBackend | None = None,
     ) -> None:
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
@@ -155,6 +166,7 @@ class Firewall:
         self._validators: dict[str, Draft202012Validator] = {}
         self._approvals = approvals
         self._budgets = budgets
+        self._local = threading.local()  # .batch: this thread's held events, inside call()
 
     @property
     def registry(self) -> ToolRegistry:
@@ -225,16 +237,25 @@ class Firewall:
     def call(self, call: ToolCall, *, usage: RunUsage | None = None) -> ToolResult:
         """Govern one call end to end. Never raises: refusals and failures are results."""
         attempt = _Attempt()
+        self._local.batch = []
         try:
-            return self._govern(call, usage, attempt)
+            result = self._govern(call, usage, attempt)
+            self._flush()  # a refusal's records are written before the refusal is returned
+            return result
         except (_AuditFailed, AuditWriteError) as exc:
             if attempt.started:
                 return _outcome_unrecorded(call, exc)
             return _audit_unavailable(call, exc)
         except Exception as exc:  # a bug or a broken collaborator: never a traceback, never a run
+            try:
+                self._flush()  # keep what was decided before the failure, if it can be kept
+            except Exception:
+                pass
             if attempt.started:
                 return _outcome_unrecorded(call, exc)
             return _internal_refusal(call, exc)
+        finally:
+            self._local.batch = None
 
     def prepare(self, call: ToolCall) -> PreparedArguments:
         """The one form of `call.arguments` that is judged and executed (ArgumentRefused)."""
@@ -357,6 +378,8 @@ class Firewall:
         if self._approvals is None:
             self._record(call, "approval.required", {"rule_ids": list(decision.rule_ids)})
             return self._refusal(call, decision, "held", decision.reason, _HELD_MESSAGE)
+        # No request is parked for a call whose proposal and decision are not on the chain.
+        self._flush()
         try:
             request = self._approvals.create(
                 run_id=call.run_id,
@@ -648,7 +671,7 @@ class Firewall:
             approval_id=approval_id,
         )
 
-    def _require_approvals(self) -> ApprovalStore:
+    def _require_approvals(self) -> ApprovalBackend:
         if self._approvals is None:
             raise ApprovalStoreError("this firewall has no approval store configured")
         return self._approvals
@@ -864,19 +887,52 @@ class Firewall:
             raise AuditWriteError(str(exc)) from exc
 
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
+        """Record one event: held in this call's batch, or written now with whatever the batch
+        holds (one transaction). Raises _AuditFailed when the write fails."""
         payload = {"call_id": call.call_id, "tool": call.tool, **data}
-        try:
-            self._audit.append(call.run_id, kind, payload)
-        except AuditWriteError as exc:
-            raise _AuditFailed(str(exc)) from exc
         event = LifecycleEvent(
             kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
         )
-        for observer in self._observers:
-            try:
-                observer(event)
-            except Exception:  # an observer watches; it never decides or interrupts a call
-                pass
+        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
+            self._local, "batch", None
+        )
+        if batch is not None and kind in _BATCHED:
+            batch.append((event, payload))
+            return
+        pending = [*batch, (event, payload)] if batch else [(event, payload)]
+        if batch:
+            batch.clear()  # written now or never: a failed write must not be retried later
+        self._write(pending)
+
+    def _flush(self) -> None:
+        """Write this call's held events, if any (one transaction)."""
+        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
+            self._local, "batch", None
+        )
+        if batch:
+            pending = list(batch)
+            batch.clear()
+            self._write(pending)
+
+    def _write(self, pending: Sequence[tuple[LifecycleEvent, Mapping[str, Any]]]) -> None:
+        run_id = pending[0][0].run_id
+        append_many = getattr(self._audit, "append_many", None)
+        try:
+            if len(pending) == 1 or append_many is None:
+                for event, payload in pending:
+                    self._audit.append(event.run_id, event.kind, payload)
+            elif any(event.run_id != run_id for event, _ in pending):
+                raise AuditWriteError("one batch of audit events spans two runs")
+            else:
+                append_many(run_id, [(event.kind, payload) for event, payload in pending])
+        except AuditWriteError as exc:
+            raise _AuditFailed(str(exc)) from exc
+        for event, _ in pending:
+            for observer in self._observers:
+                try:
+                    observer(event)
+                except Exception:  # an observer watches; it never decides or interrupts a call
+                    pass
 
 
 _HELD_MESSAGE = "held for human approval; nothing was executed"

@@ -6,6 +6,11 @@ Layout of the state directory (default `.proctor/`):
                        PROCTOR_APPROVALS_KEY, else a key derived from PROCTOR_AUDIT_KEY)
     budgets.sqlite     the destructive-action ledger and its reset watermarks
     workspace/         the built-in tools' sandbox and business database
+
+`store` picks where approvals, budgets and the audit log live (governance._stores): `sqlite`
+(the files above, default), `sqlite:///<dir>[?durability=os]` (the files in another directory)
+or `memory:` (ephemeral: nothing on disk, no fsync; for scenario runs). `durability` is the file
+stores' mode: `fsync` (default) or `os` (survives a killed process, not a power loss).
 """
 
 from __future__ import annotations
@@ -28,6 +33,14 @@ from governance._policy_eval import Policy
 from governance._policy_load import PolicyFile
 from governance._registry import ToolRegistry
 from governance._sealing import key_from_env as approvals_key_from_env
+from governance._sqlite import Durability
+from governance._stores import (
+    ApprovalBackend,
+    AuditBackend,
+    BudgetBackend,
+    StoreSpec,
+    parse_store_url,
+)
 from governance.tools import builtin_tools
 
 if TYPE_CHECKING:
@@ -59,9 +72,19 @@ class Gateway:
         audit_key_from_env: bool = True,
         mcp_config: Path | None = None,
         policy: Policy | None = None,
+        store: str | StoreSpec = "sqlite",
+        durability: Durability | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
+        # A bad store URL or durability refuses to start, before anything is created.
+        self.store = (
+            store
+            if isinstance(store, StoreSpec) and durability is None
+            else parse_store_url(
+                store.url if isinstance(store, StoreSpec) else store, durability=durability
+            )
+        )
         state_dir.mkdir(parents=True, exist_ok=True)
         # A malformed policy refuses to start here. A given `policy` is fixed (mutation testing
         # runs the suite against in-memory mutants); `policy_path` then only names it.
@@ -72,19 +95,10 @@ class Gateway:
         mcp = load_mcp_config(mcp_config) if mcp_config is not None else None
         mcp_pins = load_pins(mcp.lock_path) if mcp is not None else None
         self._mcp_sources: list[McpToolSource] = []
-        audit_path = state_dir / "audit.sqlite"
-        self.audit = (
-            AuditLog.from_env(audit_path, clock=self.clock)
-            if audit_key_from_env
-            else AuditLog(audit_path, clock=self.clock)
-        )
-        self.approvals = ApprovalStore(
-            state_dir / "approvals.sqlite",
-            clock=self.clock,
-            default_ttl_seconds=approval_ttl_seconds,
-            key=approvals_key_from_env() if audit_key_from_env else None,
-        )
-        self.budgets = BudgetStore(state_dir / "budgets.sqlite", clock=self.clock)
+        self.audit: AuditBackend
+        self.approvals: ApprovalBackend
+        self.budgets: BudgetBackend
+        self._open_stores(approval_ttl_seconds, audit_key_from_env)
         # Before any traffic: requests whose waiting process died are failed closed, and rows a
         # crash left disagreeing with the audit chain are settled and reported.
         self.reconciled = self.approvals.reconcile()
@@ -110,6 +124,43 @@ class Gateway:
             budgets=self.budgets,
             max_result_chars=max_result_chars,
         )
+
+    def _open_stores(self, ttl: float, key_from_env: bool) -> None:
+        """The three stores on the chosen backend; a half-opened set is closed again."""
+        spec, clock = self.store, self.clock
+        audit_key = AuditLog.key_from_env() if key_from_env else None
+        approvals_key = approvals_key_from_env() if key_from_env else None
+        opened: list[AuditBackend | ApprovalBackend | BudgetBackend] = []
+        try:
+            if spec.kind == "memory":
+                self.audit = AuditLog.ephemeral(key=audit_key, clock=clock)
+                opened.append(self.audit)
+                self.approvals = ApprovalStore.ephemeral(
+                    clock=clock, default_ttl_seconds=ttl, key=approvals_key
+                )
+                opened.append(self.approvals)
+                self.budgets = BudgetStore.ephemeral(clock=clock)
+                return
+            where = spec.directory or self.state_dir
+            where.mkdir(parents=True, exist_ok=True)
+            mode = spec.durability
+            self.audit = AuditLog(
+                where / "audit.sqlite", key=audit_key, clock=clock, durability=mode
+            )
+            opened.append(self.audit)
+            self.approvals = ApprovalStore(
+                where / "approvals.sqlite",
+                clock=clock,
+                default_ttl_seconds=ttl,
+                key=approvals_key,
+                durability=mode,
+            )
+            opened.append(self.approvals)
+            self.budgets = BudgetStore(where / "budgets.sqlite", clock=clock, durability=mode)
+        except BaseException:
+            for store in opened:
+                store.close()
+            raise
 
     @property
     def workspace(self) -> Path:

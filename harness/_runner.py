@@ -76,6 +76,7 @@ def run_scenario(
             audit_key_from_env=False,
             mcp_config=resolve_mcp_config(loaded),
             policy=policy,
+            store="memory:",  # a scenario's approvals, budgets and audit live and die with it
         ) as gateway:
             setup = _setup(gateway, scenario)
             live = provider.build(scenario)

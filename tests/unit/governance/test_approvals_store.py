@@ -25,6 +25,7 @@ from governance._clock import ManualClock
 from governance._contracts import Principal
 from governance._errors import GovernanceError
 from governance._process import current_process_token
+from tests.store_backends import Backend
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
@@ -55,8 +56,9 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: ManualClock) -> Iterator[ApprovalStore]:
-    with ApprovalStore(tmp_path / "approvals.db", clock=clock) as opened:
+def store(backend: Backend, clock: ManualClock) -> Iterator[ApprovalStore]:
+    """Every test using this fixture is a contract test: it runs on every backend."""
+    with backend.open(ApprovalStore, "approvals.db", clock=clock) as opened:
         yield opened
 
 
@@ -143,10 +145,10 @@ def test_list_filters_by_status_and_run(store: ApprovalStore) -> None:
         store.list(status="PENDING")  # type: ignore[arg-type]
 
 
-def test_timestamps_from_a_non_utc_clock_are_stored_as_utc(tmp_path: Path) -> None:
+def test_timestamps_from_a_non_utc_clock_are_stored_as_utc(backend: Backend) -> None:
     plus_two = dt.timezone(dt.timedelta(hours=2))
     local = ManualClock(dt.datetime(2026, 3, 1, 14, 0, tzinfo=plus_two))
-    with ApprovalStore(tmp_path / "a.db", clock=local) as store:
+    with backend.open(ApprovalStore, clock=local) as store:
         created = _hold(store)
         assert store.now() == T0 and store.now().utcoffset() == dt.timedelta(0)
     assert created.created_at == T0
@@ -187,15 +189,15 @@ def test_create_refuses_bad_input_and_stores_nothing(
 
 @pytest.mark.parametrize("ttl", [0, -1.0, float("nan"), True])
 def test_a_store_refuses_a_default_ttl_that_is_not_a_positive_duration(
-    tmp_path: Path, ttl: float
+    backend: Backend, ttl: float
 ) -> None:
     with pytest.raises(ValueError, match="ttl"):
-        ApprovalStore(tmp_path / "a.db", default_ttl_seconds=ttl)
+        backend.open(ApprovalStore, default_ttl_seconds=ttl)
 
 
-def test_a_naive_clock_is_refused(tmp_path: Path) -> None:
+def test_a_naive_clock_is_refused(backend: Backend) -> None:
     naive = ManualClock(dt.datetime(2026, 3, 1, 12, 0))  # noqa: DTZ001 - the point of the test
-    with ApprovalStore(tmp_path / "a.db", clock=naive) as store:
+    with backend.open(ApprovalStore, clock=naive) as store:
         for call in (lambda: _hold(store), store.now, store.expire_due):
             with pytest.raises(ValueError, match="naive"):
                 call()
@@ -434,9 +436,9 @@ def test_the_default_ttl_is_300_seconds(store: ApprovalStore, clock: ManualClock
 
 
 def test_a_configured_default_ttl_and_a_per_request_ttl_are_both_honoured(
-    tmp_path: Path, clock: ManualClock
+    backend: Backend, clock: ManualClock
 ) -> None:
-    with ApprovalStore(tmp_path / "a.db", clock=clock, default_ttl_seconds=60) as store:
+    with backend.open(ApprovalStore, clock=clock, default_ttl_seconds=60) as store:
         default = _hold(store)
         short = _hold(store, ttl_seconds=5)
         long = _hold(store, ttl_seconds=3600)
@@ -602,8 +604,8 @@ def test_a_store_that_cannot_be_opened_raises_a_store_error(tmp_path: Path) -> N
         ApprovalStore(garbage)
 
 
-def test_a_closed_store_raises_a_store_error(tmp_path: Path) -> None:
-    store = ApprovalStore(tmp_path / "a.db")
+def test_a_closed_store_raises_a_store_error(backend: Backend) -> None:
+    store = backend.open(ApprovalStore)
     held = _hold(store)
     store.close()
     store.close()

@@ -16,6 +16,8 @@ import pytest
 from governance._audit import AuditLog, genesis
 from governance._canonical import keyed_digest
 from governance._clock import ManualClock
+from governance._errors import AuditWriteError
+from tests.store_backends import Backend
 
 KEY = b"test-audit-key"
 
@@ -57,8 +59,8 @@ def test_stored_hashes_follow_the_documented_formula_from_genesis(
         prev = stored
 
 
-def test_seq_is_per_run_gap_free_and_starts_at_1(tmp_path: Path) -> None:
-    with AuditLog(tmp_path / "a.db") as log:
+def test_seq_is_per_run_gap_free_and_starts_at_1(backend: Backend) -> None:
+    with backend.open(AuditLog) as log:
         seqs = [(run, log.append(run, "k", {}).seq) for run in ["a", "b", "a", "a", "b"]]
         assert seqs == [("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)]
         assert log.run_ids() == ["a", "b"]
@@ -68,10 +70,10 @@ def test_seq_is_per_run_gap_free_and_starts_at_1(tmp_path: Path) -> None:
         assert log.events("missing") == []
 
 
-def test_timestamps_come_from_the_injected_clock_as_utc(tmp_path: Path) -> None:
+def test_timestamps_come_from_the_injected_clock_as_utc(backend: Backend) -> None:
     plus_two = dt.timezone(dt.timedelta(hours=2))
     clock = ManualClock(dt.datetime(2026, 3, 4, 12, 0, 0, tzinfo=plus_two))
-    with AuditLog(tmp_path / "a.db", clock=clock) as log:
+    with backend.open(AuditLog, clock=clock) as log:
         first = log.append("r", "k", {})
         clock.advance(0.25)
         second = log.append("r", "k", {})
@@ -88,8 +90,8 @@ def test_a_reopened_log_continues_the_same_chain(tmp_path: Path) -> None:
         assert log.verify("r").ok
 
 
-def test_verify_of_an_honest_chain_is_ok_and_reports_head_and_alg(tmp_path: Path) -> None:
-    with AuditLog(tmp_path / "a.db", key=KEY) as log:
+def test_verify_of_an_honest_chain_is_ok_and_reports_head_and_alg(backend: Backend) -> None:
+    with backend.open(AuditLog, key=KEY) as log:
         for n in range(5):
             last = log.append("r", "step", {"n": n})
         verdict = log.verify("r")
@@ -97,8 +99,8 @@ def test_verify_of_an_honest_chain_is_ok_and_reports_head_and_alg(tmp_path: Path
     assert (verdict.events, verdict.head, verdict.alg) == (5, last.hash, "hmac-sha256")
 
 
-def test_verify_of_a_run_with_no_events_is_not_ok(tmp_path: Path) -> None:
-    with AuditLog(tmp_path / "a.db") as log:
+def test_verify_of_a_run_with_no_events_is_not_ok(backend: Backend) -> None:
+    with backend.open(AuditLog) as log:
         verdict = log.verify("never-written")
     assert not verdict.ok and verdict.events == 0 and verdict.reason is not None
 
@@ -182,3 +184,29 @@ def test_digest_arguments_is_keyed_so_raw_arguments_are_provable_without_storing
         assert keyed_value != keyed_digest(arguments, b"other")
         assert keyed.digest_arguments({**arguments, "password": "other"}) != keyed_value
         assert plain.digest_arguments(arguments).startswith("sha256:")
+
+
+def test_append_many_writes_one_gap_free_run_of_the_chain_that_verifies(backend: Backend) -> None:
+    clock = ManualClock()
+    with backend.open(AuditLog, key=KEY, clock=clock) as log:
+        log.append("r", "first", {"n": 0})
+        batch = log.append_many("r", [("a", {"n": 1}), ("b", {"password": "Hunter2"})])
+        assert [(e.seq, e.kind) for e in batch] == [(2, "a"), (3, "b")]
+        assert batch[1].prev_hash == batch[0].hash
+        assert log.events("r")[1:] == batch
+        assert "Hunter2" not in json.dumps(batch[1].data)
+        assert log.head("r") == batch[-1].hash and log.verify("r").ok
+
+
+@pytest.mark.parametrize(
+    "events",
+    [[], [("a", {"n": 1}), ("", {})], [("a", {"n": 1}), ("b", {"x": object()})]],
+    ids=["empty", "empty-kind", "not-json"],
+)
+def test_append_many_records_all_or_nothing(backend: Backend, events: Any) -> None:
+    with backend.open(AuditLog) as log:
+        log.append("r", "first", {})
+        with pytest.raises(AuditWriteError):
+            log.append_many("r", events)
+        assert [e.kind for e in log.events("r")] == ["first"]
+        assert log.append("r", "next", {}).seq == 2

@@ -21,6 +21,7 @@ from governance._budgets import (
     BudgetStoreError,
 )
 from governance._contracts import Impact
+from tests.store_backends import Backend
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ANN = Principal("ann", "bot", "ops")
@@ -53,8 +54,9 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: ManualClock) -> Iterator[BudgetStore]:
-    with BudgetStore(tmp_path / "budgets.db", clock=clock) as opened:
+def store(backend: Backend, clock: ManualClock) -> Iterator[BudgetStore]:
+    """Every test using this fixture is a contract test: it runs on every backend."""
+    with backend.open(BudgetStore, "budgets.db", clock=clock) as opened:
         yield opened
 
 
@@ -451,13 +453,15 @@ def test_a_reset_releases_only_its_own_budget_and_key(store: BudgetStore) -> Non
 
 
 def test_evidence_rows_cannot_be_deleted_or_rewritten_behind_the_stores_back(
-    store: BudgetStore,
+    store: BudgetStore, backend: Backend
 ) -> None:
     budget = _budget(limit=1)
     reservation = _reserved(store.reserve(_call(), "destructive", [budget]))
     store.settle(reservation, "executed")
     store.reset(budget_id="b", key="run-1", by="carol", approved_by="dave", reason="r")
-    conn = sqlite3.connect(store.path)
+    # Memory has no file to open behind its back: its own connection is the only way in.
+    conn = sqlite3.connect(store.path) if backend.durable else store._conn
+    assert conn is not None
     try:
         for sql in (
             "DELETE FROM budget_ledger",
@@ -469,7 +473,8 @@ def test_evidence_rows_cannot_be_deleted_or_rewritten_behind_the_stores_back(
             with pytest.raises(sqlite3.IntegrityError):
                 conn.execute(sql)
     finally:
-        conn.close()
+        if backend.durable:
+            conn.close()
     assert [row.status for row in store.ledger()] == ["executed"]
     assert store.resets()[0].after_row == reservation.ids[0]
 
@@ -515,8 +520,8 @@ def test_a_store_that_cannot_be_opened_raises_a_budget_store_error(tmp_path: Pat
         BudgetStore(junk)
 
 
-def test_a_closed_store_refuses_everything(tmp_path: Path) -> None:
-    store = BudgetStore(tmp_path / "b.db")
+def test_a_closed_store_refuses_everything(backend: Backend) -> None:
+    store = backend.open(BudgetStore)
     store.close()
     store.close()
     with pytest.raises(BudgetStoreError, match="closed"):
@@ -529,12 +534,12 @@ def test_a_closed_store_refuses_everything(tmp_path: Path) -> None:
         store.ledger()
 
 
-def test_a_naive_clock_fails_closed(tmp_path: Path) -> None:
+def test_a_naive_clock_fails_closed(backend: Backend) -> None:
     class NaiveClock:
         def now(self) -> dt.datetime:
             return dt.datetime(2026, 1, 1)  # noqa: DTZ001 - the point of the test
 
-    with BudgetStore(tmp_path / "b.db", clock=NaiveClock()) as store:
+    with backend.open(BudgetStore, clock=NaiveClock()) as store:
         with pytest.raises(BudgetStoreError, match="naive"):
             store.reserve(_call(), "destructive", [_budget()])
         assert store.ledger() == []

@@ -49,11 +49,16 @@ CALLS = {
 }
 
 
-@pytest.fixture
-def gateway(tmp_path: Path, clock: ManualClock) -> Iterator[Gateway]:
+@pytest.fixture(params=["fsync", "os"])
+def gateway(
+    tmp_path: Path, clock: ManualClock, request: pytest.FixtureRequest
+) -> Iterator[Gateway]:
+    """Write-ahead holds in every durability mode of the file stores."""
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    gw = Gateway(state_dir=tmp_path / "state", policy_path=policy, clock=clock)
+    gw = Gateway(
+        state_dir=tmp_path / "state", policy_path=policy, clock=clock, durability=request.param
+    )
     yield gw
     gw.close()
 

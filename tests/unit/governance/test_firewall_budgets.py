@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governance import ManualClock, Principal, ToolCall
+from governance import ManualClock, Policy, Principal, ToolCall
 from governance._budgets import BudgetResetRefused
 from governance._gateway import Gateway
 from governance.tools import file_tree
@@ -131,7 +131,7 @@ def test_a_two_person_reset_moves_the_watermark_and_keeps_the_evidence(gateway: 
 
 
 def test_a_policy_edit_landing_mid_call_cannot_drop_the_budget(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     policy = tmp_path / "edited.yaml"
     text = POLICY.replace("limit: 2", "limit: 1")
@@ -140,12 +140,16 @@ def test_a_policy_edit_landing_mid_call_cannot_drop_the_budget(
         for n in range(3):
             (gw.workspace / "files" / "notes" / f"n{n}.txt").write_text("x")
         edits = iter(range(100))
+        current = gw.policy.current
 
-        def edit_policy(event: object) -> None:
-            if getattr(event, "kind", "") == "policy.decided":  # between decision and budget gate
-                policy.write_text(text.replace("effect: allow", f"effect: allow  # {next(edits)}"))
+        def edit_after_each_read() -> Policy:
+            # The decision's snapshot is taken; the file changes before the budget gate runs
+            # (observers now see `policy.decided` only once it is written, after the gate).
+            snapshot = current()
+            policy.write_text(text.replace("effect: allow", f"effect: allow  # {next(edits)}"))
+            return snapshot
 
-        gw.firewall.add_observer(edit_policy)
+        monkeypatch.setattr(gw.policy, "current", edit_after_each_read)
         outcomes = [gw.firewall.call(_delete(n)).outcome for n in range(3)]
         assert outcomes == ["executed", "blocked", "blocked"]
         assert len(gw.budgets.ledger("two-per-run", "run-1")) == 1

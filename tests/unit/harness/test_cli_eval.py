@@ -202,6 +202,9 @@ def test_drift_alone_is_listed_and_exits_0_or_2_with_fail_on_drift(small: Path) 
     def older(trace: dict[str, Any]) -> None:
         assert trace["final_answer"] == "Order ORD-0001 is shipped."
         trace["final_answer"] = "Your order ORD-0001 is shipped."
+        # The model said it that way then (a consistent trace, or it would not verify).
+        [last] = [s for s in trace["spans"] if s["kind"] == "model_turn"][-1:]
+        last["text"] = trace["model_text"] = "Your order ORD-0001 is shipped."
 
     age_baseline_trace(small, "read-order-lookup", older)
     relaxed = proctor("run", "--report-dir", "relaxed")

@@ -1,0 +1,42 @@
+"""The store backends every contract test runs against: the SQLite file and ephemeral memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from governance._sqlite import MEMORY
+
+T = TypeVar("T")
+
+BACKENDS = ("sqlite", "memory")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Opens a store class on one backend: a fresh file under tmp_path, or `:memory:`."""
+
+    name: str
+    root: Path
+    opened: list[Any]
+
+    @property
+    def durable(self) -> bool:
+        return self.name != "memory"
+
+    def open(self, cls: Callable[..., T], file: str = "store.db", **kwargs: Any) -> T:
+        store = cls(self.root / file if self.durable else MEMORY, **kwargs)
+        self.opened.append(store)
+        return store
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    made = Backend(str(request.param), tmp_path, [])
+    yield made
+    for store in made.opened:
+        store.close()
