@@ -34,7 +34,7 @@ from harness._scenario_load import (
 )
 from harness._spans import ApprovalSpan
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
-from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
+from harness.providers import Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
 
 SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -52,6 +52,8 @@ class ProviderChoice:
             return ReplayProvider(scenario.script)
         if self.settings is None:
             raise ValueError("a live provider needs settings")
+        from harness.providers import OpenAIProvider  # the openai SDK: live runs only
+
         return OpenAIProvider(self.settings)
 
 

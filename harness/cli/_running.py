@@ -12,7 +12,7 @@ from governance._gateway import Gateway
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState
 from harness._runs import ProviderSpec, RunStore, StoredRun
-from harness.providers import OpenAIProvider, Provider, ReplayProvider, ScriptStep
+from harness.providers import Provider, ReplayProvider, ScriptStep
 from harness.providers._settings import resolve_settings
 
 SCRIPT = TypeAdapter(list[ScriptStep])
@@ -24,6 +24,8 @@ def build_provider(spec: ProviderSpec) -> Provider:
     settings = resolve_settings(base_url=spec.base_url, model=spec.model)
     if settings is None:
         raise HarnessError("resuming a live run needs PROCTOR_LLM_API_KEY (or .env) to be set")
+    from harness.providers import OpenAIProvider  # the openai SDK: live runs only
+
     return OpenAIProvider(settings)
 
 

@@ -68,9 +68,9 @@ SCENARIO = """\
 scenarios:
   - id: cold-read
     description: reads one file
-    request: Read notes.txt
+    request: Read the README
     script:
-      - calls: [{tool: fs.read, args: {path: notes.txt}}]
+      - calls: [{tool: fs.read, args: {path: README.txt}}]
       - answer: done
     expect:
       status: completed
@@ -134,6 +134,23 @@ def test_a_suite_that_breaks_its_contract_still_exits_3_without_heavy_modules(
     code, modules = _loaded_after(tmp_path, "check", "--scenarios", str(suite))
     assert code == codes.INVALID_SUITE
     assert _heavy(modules) == []
+
+
+def test_a_replay_run_loads_neither_the_openai_nor_the_mcp_sdk(tmp_path: Path) -> None:
+    suite = tmp_path / "cold.yaml"
+    suite.write_text(SCENARIO, encoding="utf-8")
+    code, modules = _loaded_after(
+        tmp_path,
+        "run",
+        "--no-baseline",
+        "--scenarios",
+        str(suite),
+        "--report-dir",
+        str(tmp_path / "out"),
+    )
+    assert code == codes.OK
+    sdks = {"openai", "mcp", "mcp_types", "httpx", "httpx2", "anyio", "uvicorn", "starlette"}
+    assert sorted(m for m in modules if m.split(".")[0] in sdks) == []
 
 
 def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path: Path) -> None:
