@@ -69,7 +69,7 @@ def run_scenario(
             mcp_config=resolve_mcp_config(loaded),
             policy=policy,
         ) as gateway:
-            setup = _setup(gateway, scenario)
+            setup = _setup(gateway, scenario, clock)
             live = provider.build(scenario)
             loop = AgentLoop(
                 live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
@@ -113,7 +113,7 @@ def run_scenario(
     )
 
 
-def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
+def _setup(gateway: Gateway, scenario: Scenario, clock: ManualClock) -> list[SetupRecord]:
     records: list[SetupRecord] = []
     files = gateway.workspace / "files"
     for relative, text in sorted(scenario.setup.files.items()):
@@ -159,6 +159,8 @@ def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
                     kind="budget_reset", subject=reset.budget, outcome="refused", reason=exc.code
                 )
             )
+    if scenario.setup.elapsed_seconds:
+        clock.advance(scenario.setup.elapsed_seconds)
     return records
 
 
