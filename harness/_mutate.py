@@ -62,7 +62,9 @@ def _rule_mutants(policy: Mapping[str, Any], index: int, rule: Mapping[str, Any]
     condition dropped, a condition loosened); a block or require_approval rule by applying to
     fewer (a condition narrowed) or by a weaker effect. Broadening a restrictive rule, or
     flipping a `negate` (the complement: weaker for some calls, stronger for others), would be
-    killed by its stronger half and prove nothing, so neither is generated."""
+    killed by its stronger half and prove nothing, so neither is generated. The one stricter
+    mutant is an allow rule disabled, kept on purpose: it proves the rule is decisive somewhere
+    (a scenario needs what it allows)."""
     target = f"rule:{rule['id']}"
     out: list[Mutant] = []
 
@@ -78,8 +80,8 @@ def _rule_mutants(policy: Mapping[str, Any], index: int, rule: Mapping[str, Any]
     match = rule.get("match")
     if permissive and isinstance(match, Mapping):
         for key in match:
-            rest = {k: v for k, v in match.items() if k != key}
-            add(f"match.{key}:drop", f"match selector {key} dropped", {**rule, "match": rest})
+            selectors = {k: v for k, v in match.items() if k != key}
+            add(f"match.{key}:drop", f"match selector {key} dropped", {**rule, "match": selectors})
     conditions = list(rule.get("when") or [])
     for n, condition in enumerate(conditions):
         if not isinstance(condition, Mapping):
