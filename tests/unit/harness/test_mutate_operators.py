@@ -147,16 +147,18 @@ def test_the_mutated_documents_never_touch_the_original() -> None:
 # -- never stronger: every mutant of the shipped policy, on a grid of real calls -------------
 
 _RANK = {"allow": 0, "require_approval": 1, "block": 2}
-_PATHS = ["notes/a.txt", "notes", "notes-old/a.txt", "reports/q3.md", "reports",
-          "reports-old/x", "reports/archive/q3.md", "secrets/k.txt", "secrets", "secrets/narrowed/k",
-          "Secrets/k", "/etc/passwd", ".", "reports/narrowed/x"]  # fmt: skip
+_PATHS = ["notes/a.txt", "notes", "notes-old/a.txt", "reports/q3.md", "reports", "reports-old/x",
+          "reports/archive/q3.md", "secrets/k.txt", "secrets", "secrets/narrowed/k", "Secrets/k",
+          "/etc/passwd", ".", "reports/narrowed/x"]  # fmt: skip
+_MOVES = list(itertools.product(_PATHS[:7], repeat=2))
+_AMOUNTS = (1, 100, 100.5, 5000, 10**6)
 _CALLS: list[tuple[str, dict[str, Any]]] = [
     *((t, {"path": p}) for t in ("fs.list", "fs.read", "fs.write", "fs.delete") for p in _PATHS),
     *(("fs.search", {"query": "q", "path": p}) for p in _PATHS),
     ("fs.search", {"query": "q"}),
     ("fs.list", {}),
-    *(("fs.move", {"source": s, "destination": d}) for s, d in itertools.product(_PATHS[:7], repeat=2)),
-    *(("refunds.create_draft", {"order_id": "o", "amount": a, "reason": "r"}) for a in (1, 100, 100.5, 5000, 10**6)),
+    *(("fs.move", {"source": s, "destination": d}) for s, d in _MOVES),
+    *(("refunds.create_draft", {"order_id": "o", "amount": a, "reason": "r"}) for a in _AMOUNTS),
     ("db.query", {"sql": "select 1"}),
     ("db.query", {"sql": "delete from orders"}),
     ("orders.lookup", {"order_id": "ORD-1"}),
