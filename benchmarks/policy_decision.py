@@ -12,6 +12,9 @@ Each is asked in its own cheapest supported form, with its inputs built once out
 - toolwarden: `Gate.decide(tool=, args=, principal=)`, one `@policy` per tool; a normalizer for
   `fs.read` provides the path fact and the matching policy checks `startswith("reports/")`.
 
+Proctor gathers the candidate rules for a tool name once and keeps them; the "cache emptied"
+lines gather them from the index on every call (a tool name seen for the first time).
+
 Each figure is the per-decision time of a batch of calls; p50/p95 are over batches, and the
 engines are interleaved batch by batch so they share the machine's noise.
 
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from governance import PolicyContext, Principal, ToolCall, ToolDescriptor, parse_policy
-from governance._policy_eval import evaluate
+from governance._policy_eval import Policy, evaluate
 
 SIZES = (10, 100, 1000)
 PEER_SIZE = 100
@@ -47,8 +50,8 @@ def _other(i: int) -> str:
     return f"svc{i:04d}.op"
 
 
-def proctor(rules: int) -> tuple[Decide, Decide]:
-    """A decision on the allowed path, and one on a path outside `reports/`."""
+def proctor(rules: int) -> tuple[Policy, Decide, Decide]:
+    """The policy, a decision on the allowed path, and one on a path outside `reports/`."""
     lines = ["version: 1", "rules:"]
     for i in range(rules - 1):
         lines.append(f"  - {{id: other-{i:04d}, effect: allow, match: {{tool: {_other(i)}}}}}")
@@ -68,7 +71,19 @@ def proctor(rules: int) -> tuple[Decide, Decide]:
     decision = evaluate(inside, policy)
     assert (decision.effect, decision.rule_ids) == ("allow", ("zz-reports",)), decision
     assert evaluate(outside, policy).effect == "block"
-    return (lambda: evaluate(inside, policy)), (lambda: evaluate(outside, policy))
+    return policy, (lambda: evaluate(inside, policy)), (lambda: evaluate(outside, policy))
+
+
+def proctor_uncached(rules: int) -> Decide:
+    """The allowed decision with the per-name candidate cache emptied first: the index alone."""
+    policy, allowed, _ = proctor(rules)
+    cache = policy.index._cache
+
+    def decide() -> object:
+        cache.clear()
+        return allowed()
+
+    return decide
 
 
 def tollgate(rules: int, tmp: Path) -> tuple[Decide, Decide]:
@@ -169,9 +184,10 @@ def main() -> None:
     missing: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in SIZES:
-            allowed, refused = proctor(size)
+            _, allowed, refused = proctor(size)
             engines[f"proctor {size} rules, allowed"] = allowed
             engines[f"proctor {size} rules, refused"] = refused
+            engines[f"proctor {size} rules, allowed, cache emptied"] = proctor_uncached(size)
         for dist, build in (
             ("tollgate", lambda n: tollgate(n, Path(tmp))),
             ("toolwarden", toolwarden),

@@ -63,11 +63,13 @@ def _candidate(rule: Rule, *, names_checked: bool) -> Candidate:
 class RuleIndex:
     """The enabled rules of one policy, filed by exact tool name, exact namespace, or scan."""
 
-    __slots__ = ("_by_namespace", "_by_tool", "_cache", "_rank", "_scan")
+    __slots__ = ("_by_namespace", "_by_tool", "_cache", "_checked", "_rank", "_scan")
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         enabled = sorted((rule for rule in rules if rule.enabled), key=lambda rule: rule.id)
         self._rank = {rule.id: n for n, rule in enumerate(enabled)}
+        # Each rule's candidate once its name selectors held: built here, not per tool name.
+        self._checked = {rule.id: _candidate(rule, names_checked=True) for rule in enabled}
         self._by_tool: dict[str, list[Rule]] = {}
         self._by_namespace: dict[str, list[Rule]] = {}
         self._scan: list[Rule] = []
@@ -95,17 +97,24 @@ class RuleIndex:
     def _gather(self, tool: str) -> tuple[Candidate, ...]:
         namespace = _namespace(tool)
         chosen: list[Candidate] = []
-        for rule in (
-            *self._by_tool.get(tool, ()),
-            *self._by_namespace.get(namespace, ()),
-            *self._scan,
-        ):
-            try:
-                holds = _names_hold(rule.match, tool, namespace)
-            except Exception:  # an odd selector fails per call, inside the evaluator's guard
-                chosen.append(_candidate(rule, names_checked=False))
-                continue
-            if holds:
-                chosen.append(_candidate(rule, names_checked=True))
+        for rule in self._by_tool.get(tool, ()):
+            # Filed under this exact name, so its `tool` selector holds; only a namespace is left.
+            if rule.match.namespace is None:
+                chosen.append(self._checked[rule.id])
+            else:
+                self._choose(chosen, rule, tool, namespace)
+        for rule in self._by_namespace.get(namespace, ()):
+            chosen.append(self._checked[rule.id])  # no `tool` selector, an exact namespace
+        for rule in self._scan:
+            self._choose(chosen, rule, tool, namespace)
         chosen.sort(key=lambda candidate: self._rank[candidate.rule.id])
         return tuple(chosen)
+
+    def _choose(self, chosen: list[Candidate], rule: Rule, tool: str, namespace: str) -> None:
+        try:
+            holds = _names_hold(rule.match, tool, namespace)
+        except Exception:  # an odd selector fails per call, inside the evaluator's guard
+            chosen.append(_candidate(rule, names_checked=False))
+            return
+        if holds:
+            chosen.append(self._checked[rule.id])
