@@ -77,6 +77,7 @@ def run_scenario(
             mcp_config=resolve_mcp_config(loaded),
             policy=policy,
             store="memory:",  # a scenario's approvals, budgets and audit live and die with it
+            evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
         ) as gateway:
             setup = _setup(gateway, scenario, clock)
             live = provider.build(scenario)
