@@ -42,7 +42,7 @@ from governance._contracts import (
 )
 from governance._errors import AuditWriteError, GovernanceError
 from governance._output_screen import OutputPolicy, screen_secrets
-from governance._policy_eval import Policy, evaluate
+from governance._policy_eval import Policy, evaluate, explain
 from governance._registry import ToolRegistry
 from governance._schemas import SchemaRefused, first_problem, local_validator
 from governance._stores import ApprovalBackend, BudgetBackend
@@ -155,6 +155,7 @@ class Firewall:
         observers: tuple[Callable[[LifecycleEvent], None], ...] = (),
         approvals: ApprovalBackend | None = None,
         budgets: BudgetBackend | None = None,
+        evidence: bool = False,
     ) -> None:
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
@@ -166,6 +167,9 @@ class Firewall:
         self._validators: dict[str, Draft202012Validator] = {}
         self._approvals = approvals
         self._budgets = budgets
+        # With evidence, every decision carries which rules matched and were decisive (what
+        # policy coverage is measured from); without, the indexed fast path decides.
+        self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
 
     @property
@@ -212,7 +216,9 @@ class Firewall:
             call, descriptor, registry_digest=registry_digest, usage=usage
         )
         try:
-            decision = evaluate(context, policy)
+            decision = (
+                explain(context, policy).decision if self._evidence else evaluate(context, policy)
+            )
         except Exception as exc:  # fail closed: a broken evaluator never allows
             return Decision(
                 effect="block",

@@ -74,6 +74,7 @@ class Gateway:
         policy: Policy | None = None,
         store: str | StoreSpec = "sqlite",
         durability: Durability | None = None,
+        evidence: bool = False,
     ) -> None:
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
@@ -123,6 +124,7 @@ class Gateway:
             approvals=self.approvals,
             budgets=self.budgets,
             max_result_chars=max_result_chars,
+            evidence=evidence,
         )
 
     def _open_stores(self, ttl: float, key_from_env: bool) -> None:

@@ -1,7 +1,10 @@
 """Pure policy evaluation: compiled rules, one context in, one Decision out. No I/O, no clock.
 
-Every enabled rule is checked and the outcomes are reduced block > require_approval > allow,
-so the order of rules in the file never changes a Decision. Anything unclear fails closed.
+Every enabled rule that can apply is checked and the outcomes are reduced
+block > require_approval > allow, so the order of rules in the file never changes a Decision.
+Anything unclear fails closed. Two paths give the same Decision: `evaluate` visits only the
+candidates the policy's `RuleIndex` files under the call's tool name and builds nothing else;
+`explain` walks every rule and reports how each fared.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Literal, Protocol, TypeGuard
 
@@ -27,6 +30,7 @@ from governance._contracts import (
 from governance._identity import skeleton
 from governance._output_screen import OutputPolicy
 from governance._paths import canonical_or_none, is_canonical
+from governance._policy_index import RuleIndex
 from governance._policy_model import (
     BUDGET_COUNTABLE,
     BUDGET_SCOPES,
@@ -120,10 +124,6 @@ def _is_number(value: object) -> TypeGuard[int | float]:
     return not (isinstance(value, float) and not math.isfinite(value))
 
 
-def _under(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith(prefix + "/")
-
-
 class Check(Protocol):
     """One compiled check kind. A value of the wrong shape fails whether negated or not."""
 
@@ -135,6 +135,16 @@ class Check(Protocol):
 @dataclass(frozen=True, slots=True)
 class PathPrefixCheck:
     prefix: str  # canonical, no trailing slash
+    # Derived once here rather than per call: `prefix/` and the case-folded pair.
+    _below: str = field(init=False, repr=False, compare=False)
+    _folded: str = field(init=False, repr=False, compare=False)
+    _folded_below: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        folded = self.prefix.casefold()
+        object.__setattr__(self, "_below", self.prefix + "/")
+        object.__setattr__(self, "_folded", folded)
+        object.__setattr__(self, "_folded_below", folded + "/")
 
     def test(self, value: object, *, negate: bool) -> bool:
         # Only a canonical path is judged: the firewall canonicalises declared path arguments
@@ -147,8 +157,9 @@ class PathPrefixCheck:
         if negate:
             # Case-folded so `Secrets/x` cannot slip past "not under secrets/" on a
             # case-insensitive filesystem; the positive test stays exact, the stricter way.
-            return not _under(value.casefold(), self.prefix.casefold())
-        return _under(value, self.prefix)
+            folded = value.casefold()
+            return not (folded == self._folded or folded.startswith(self._folded_below))
+        return value == self.prefix or value.startswith(self._below)
 
     def describe(self) -> str:
         return f"under {self.prefix}/"
@@ -402,6 +413,8 @@ class Policy:
     path: str | None = None
     budgets: tuple[Budget, ...] = ()
     outputs: OutputPolicy = OutputPolicy()
+    # Derived from `rules` on every construction (`dataclasses.replace` included), never given.
+    index: RuleIndex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = [rule.id for rule in self.rules]
@@ -410,6 +423,7 @@ class Policy:
         budget_ids = [budget.id for budget in self.budgets]
         if len(set(budget_ids)) != len(budget_ids):
             raise ValueError("budget ids must be unique")
+        object.__setattr__(self, "index", RuleIndex(self.rules))
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
@@ -541,15 +555,32 @@ def _outcome(rule: Rule, context: PolicyContext) -> RuleOutcome:
     try:
         if not rule.match.holds(context):
             return RuleOutcome(rule.id, rule.effect, "not_matched")
-        results = tuple(condition.holds(context.arguments) for condition in rule.when)
     except Exception as exc:  # fail closed: a rule that cannot be evaluated blocks
         return RuleOutcome(rule.id, "block", "error", error=type(exc).__name__)
-    if not all(results):
-        failing = rule.when[results.index(False)]
+    # Every condition is evaluated (the evidence says which was decisive), but the verdict is
+    # the short-circuit one the fast path gives: a condition that raises after an earlier one
+    # failed changes nothing, and then the evidence for this rule is left incomplete (empty).
+    results: list[bool] = []
+    for condition in rule.when:
+        try:
+            results.append(condition.holds(context.arguments))
+        except Exception as exc:
+            if False in results:
+                results = []
+                break
+            return RuleOutcome(rule.id, "block", "error", error=type(exc).__name__)
+    failing = next((c for c, held in zip(rule.when, results, strict=False) if not held), None)
+    if failing is None and len(results) < len(rule.when):  # broke off after a failed condition
+        failing = rule.first_failing(context.arguments)
+    if failing is not None:
         return RuleOutcome(
-            rule.id, rule.effect, "condition_failed", failed_arg=failing.arg, conditions=results
+            rule.id,
+            rule.effect,
+            "condition_failed",
+            failed_arg=failing.arg,
+            conditions=tuple(results),
         )
-    return RuleOutcome(rule.id, rule.effect, "matched", conditions=results)
+    return RuleOutcome(rule.id, rule.effect, "matched", conditions=tuple(results))
 
 
 def _about(rules: list[Rule]) -> str:
@@ -559,83 +590,90 @@ def _about(rules: list[Rule]) -> str:
     return f"{text}: {described}" if described else text
 
 
-_Verdict = tuple[Effect, tuple[str, ...], str, str]  # effect, rule ids, reason, message
+def _decide(
+    context: PolicyContext,
+    policy: Policy,
+    *,
+    blocks: list[Rule],
+    errors: list[tuple[Rule, str]],
+    holds: list[Rule],
+    allows: list[Rule],
+    failed: list[tuple[Rule, str]],
+) -> Decision:
+    """Reduce the rules that applied to one Decision.
 
+    Every list is in rule-id order. `blocks` holds the block rules that matched and every rule
+    that raised (it blocks whatever its effect); `errors` those that raised, with the exception
+    name; `failed` the rules whose selectors held but a condition did not, with its argument.
+    """
 
-def _reduce(outcomes: tuple[RuleOutcome, ...], context: PolicyContext, policy: Policy) -> _Verdict:
-    """The fixed precedence over rule outcomes: block > unknown tool > approval > allow."""
-    by_id = {rule.id: rule for rule in policy.rules}
-    applied: dict[Effect, list[RuleOutcome]] = {"block": [], "require_approval": [], "allow": []}
-    for outcome in outcomes:
-        if outcome.status in ("matched", "error"):
-            applied[outcome.effect].append(outcome)
+    def make(effect: Effect, rule_ids: tuple[str, ...], reason: str, message: str) -> Decision:
+        return Decision(
+            effect=effect,
+            rule_ids=rule_ids,
+            reason=reason,
+            policy_digest=policy.digest,
+            registry_digest=context.registry_digest,
+            message=message,
+        )
 
-    blocks = applied["block"]
     if blocks:
-        ids = tuple(o.rule_id for o in blocks)
-        errors = [o for o in blocks if o.status == "error"]
+        ids = tuple(rule.id for rule in blocks)
         if errors:
-            names = ", ".join(f"{o.rule_id} ({o.error})" for o in errors)
-            return (
+            names = ", ".join(f"{rule.id} ({error})" for rule, error in errors)
+            return make(
                 "block",
                 ids,
                 "rule_error",
                 f"blocked: rule {names} failed to evaluate, so it blocks",
             )
-        rules = [by_id[i] for i in ids]
         reason = (
             "token_budget_exceeded"
-            if any(r.uses_token_budget for r in rules)
+            if any(rule.uses_token_budget for rule in blocks)
             else "blocked_by_rule"
         )
-        return "block", ids, reason, f"blocked by {_about(rules)}"
+        return make("block", ids, reason, f"blocked by {_about(blocks)}")
 
     if not context.known:
         effect = policy.defaults.unknown_tool
         verdict = "blocked" if effect == "block" else "held for approval"
-        return (
+        return make(
             effect,
             (),
             "unknown_tool",
             f"tool {context.tool!r} is not registered, so it is {verdict} by default",
         )
 
-    holds = applied["require_approval"]
     if holds:
-        rules = [by_id[o.rule_id] for o in holds]
-        return (
+        return make(
             "require_approval",
-            tuple(r.id for r in rules),
+            tuple(rule.id for rule in holds),
             "approval_required",
-            f"approval required by {_about(rules)}",
+            f"approval required by {_about(holds)}",
         )
 
-    allows = applied["allow"]
     if allows:
-        rules = [by_id[o.rule_id] for o in allows]
-        ids = tuple(r.id for r in rules)
+        ids = tuple(rule.id for rule in allows)
         if context.action_type == "unknown":
-            return (
+            return make(
                 "require_approval",
                 ids,
                 "unmapped_tool",
-                f"tool {context.tool!r} has no mapped action type, so {_about(rules)} "
+                f"tool {context.tool!r} has no mapped action type, so {_about(allows)} "
                 "needs a human approval before it applies",
             )
-        return "allow", ids, "allowed", f"allowed by {_about(rules)}"
+        return make("allow", ids, "allowed", f"allowed by {_about(allows)}")
 
-    failed = [o for o in outcomes if o.status == "condition_failed"]
     if failed:
-        arg = failed[0].failed_arg
-        ids = tuple(o.rule_id for o in failed)
-        return (
+        first, arg = failed[0]
+        return make(
             policy.defaults.no_match,
-            ids,
+            tuple(rule.id for rule, _ in failed),
             f"invalid_argument:{arg}",
-            f"argument {arg!r} does not satisfy rule {failed[0].rule_id}, and no other rule "
+            f"argument {arg!r} does not satisfy rule {first.id}, and no other rule "
             f"applies to {context.tool}, so it is blocked by default",
         )
-    return (
+    return make(
         policy.defaults.no_match,
         (),
         "no_matching_rule",
@@ -643,14 +681,41 @@ def _reduce(outcomes: tuple[RuleOutcome, ...], context: PolicyContext, policy: P
     )
 
 
+def _decide_outcomes(
+    outcomes: tuple[RuleOutcome, ...], context: PolicyContext, policy: Policy
+) -> Decision:
+    """`_decide` over per-rule outcomes (the complete path)."""
+    by_id = {rule.id: rule for rule in policy.rules}
+    applied: dict[Effect, list[Rule]] = {"block": [], "require_approval": [], "allow": []}
+    errors: list[tuple[Rule, str]] = []
+    failed: list[tuple[Rule, str]] = []
+    for outcome in outcomes:
+        rule = by_id[outcome.rule_id]
+        if outcome.status in ("matched", "error"):
+            applied[outcome.effect].append(rule)
+        if outcome.status == "error":
+            errors.append((rule, outcome.error or ""))
+        elif outcome.status == "condition_failed":
+            failed.append((rule, outcome.failed_arg or ""))
+    return _decide(
+        context,
+        policy,
+        blocks=applied["block"],
+        errors=errors,
+        holds=applied["require_approval"],
+        allows=applied["allow"],
+        failed=failed,
+    )
+
+
 def _evidence(
-    outcomes: tuple[RuleOutcome, ...], verdict: _Verdict, context: PolicyContext, policy: Policy
+    outcomes: tuple[RuleOutcome, ...], decision: Decision, context: PolicyContext, policy: Policy
 ) -> PolicyEvidence:
     """Matched rules; rules whose absence would change the effect or reason; decisive conditions.
 
     A rule that did not apply can only matter through the `invalid_argument` reason, so every
     rule with selectors that held is tried disabled; the reduction alone is re-run, never the
-    conditions, so this costs a few tuple scans per call.
+    conditions.
     """
     matched: list[str] = []
     decisive: list[str] = []
@@ -661,8 +726,8 @@ def _evidence(
         if outcome.status in ("matched", "error"):
             matched.append(outcome.rule_id)
         without = (*outcomes[:index], replace(outcome, status="disabled"), *outcomes[index + 1 :])
-        other = _reduce(without, context, policy)
-        if (other[0], other[2]) != (verdict[0], verdict[2]):
+        other = _decide_outcomes(without, context, policy)
+        if (other.effect, other.reason) != (decision.effect, decision.reason):
             decisive.append(outcome.rule_id)
         results = outcome.conditions
         for n, held in enumerate(results):
@@ -674,23 +739,54 @@ def _evidence(
 
 
 def explain(context: PolicyContext, policy: Policy) -> Explanation:
-    """Evaluate every rule and say how each fared, with the resulting Decision."""
+    """Evaluate every rule and say how each fared, with the resulting Decision and the
+    evidence (matched and decisive rules and conditions) that coverage is measured from."""
     by_id = {rule.id: rule for rule in policy.rules}
     outcomes = tuple(_outcome(by_id[rule_id], context) for rule_id in sorted(by_id))
-    verdict = _reduce(outcomes, context, policy)
-    effect, rule_ids, reason, message = verdict
-    decision = Decision(
-        effect=effect,
-        rule_ids=rule_ids,
-        reason=reason,
-        policy_digest=policy.digest,
-        registry_digest=context.registry_digest,
-        message=message,
-        evidence=_evidence(outcomes, verdict, context, policy),
-    )
+    decision = _decide_outcomes(outcomes, context, policy)
+    decision = replace(decision, evidence=_evidence(outcomes, decision, context, policy))
     return Explanation(decision=decision, outcomes=outcomes)
 
 
 def evaluate(context: PolicyContext, policy: Policy) -> Decision:
-    """The Decision for one proposed call. Pure: the same inputs always give the same output."""
-    return explain(context, policy).decision
+    """The Decision for one proposed call. Pure: the same inputs always give the same output.
+
+    The same Decision as `explain(context, policy).decision`, from the candidate rules alone
+    and without a per-rule report.
+    """
+    tool = context.tool
+    if type(tool) is not str:  # not a name the index can file: the complete path judges it
+        return explain(context, policy).decision
+    arguments = context.arguments
+    blocks: list[Rule] = []
+    errors: list[tuple[Rule, str]] = []
+    holds: list[Rule] = []
+    allows: list[Rule] = []
+    failed: list[tuple[Rule, str]] = []
+    for candidate in policy.index.candidates(tool):
+        rule = candidate.rule
+        try:
+            if candidate.rest is not None and not candidate.rest.holds(context):
+                continue
+            failing = rule.first_failing(arguments)
+        except Exception as exc:  # fail closed: a rule that cannot be evaluated blocks
+            blocks.append(rule)
+            errors.append((rule, type(exc).__name__))
+            continue
+        if failing is not None:
+            failed.append((rule, failing.arg))
+        elif rule.effect == "block":
+            blocks.append(rule)
+        elif rule.effect == "require_approval":
+            holds.append(rule)
+        else:
+            allows.append(rule)
+    return _decide(
+        context,
+        policy,
+        blocks=blocks,
+        errors=errors,
+        holds=holds,
+        allows=allows,
+        failed=failed,
+    )

@@ -292,6 +292,8 @@ def _policy_evidence(trace: Trace, item: EvidenceExpectation) -> _Draft:
     check_id = f"policy_evidence:{item.tool}={item.effect}[{','.join(sorted(item.rule_ids))}]" + (
         f"({item.reason})" if item.reason else ""
     )
+    if item.matched is not None:  # only then, so existing check ids stay as they were
+        check_id += "{matched:" + ",".join(sorted(set(item.matched))) + "}"
     spans = _spans_of(trace, item.tool)
     if not spans:
         return (
@@ -312,6 +314,11 @@ def _policy_evidence(trace: Trace, item: EvidenceExpectation) -> _Draft:
         )
     if item.reason is not None and first.reason != item.reason:
         problems.append(f"reason {first.reason} (expected {item.reason})")
+    if item.matched is not None and set(first.matched_rules) != set(item.matched):
+        problems.append(
+            f"matched rules [{', '.join(sorted(set(first.matched_rules)))}] "
+            f"(expected [{', '.join(sorted(set(item.matched)))}])"
+        )
     if not problems:
         rules = ", ".join(sorted(set(first.rule_ids))) or "no rule"
         return (

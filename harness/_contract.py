@@ -251,11 +251,13 @@ def _check_policy_names(checker: _Checker, scenario: Scenario, policy: Policy) -
 
     for index, evidence in enumerate(expect.policy_evidence):
         loc = ("expect", "policy_evidence", index)
-        for number, rule_id in enumerate(evidence.rule_ids):
+        named = [("rule_ids", n, r) for n, r in enumerate(evidence.rule_ids)]
+        named += [("matched", n, r) for n, r in enumerate(evidence.matched or [])]
+        for field, number, rule_id in named:
             if rule_id not in rule_ids:
                 suggestion = _closest(rule_id, rule_ids)
                 checker.add(
-                    (*loc, "rule_ids", number),
+                    (*loc, field, number),
                     rule_id,
                     "unknown_rule",
                     f"unknown rule {rule_id!r}{_hint(suggestion)}: no rule of the policy has "

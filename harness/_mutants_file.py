@@ -1,4 +1,7 @@
-"""`scenarios/mutants.yaml`: mutants accepted as equivalent, each with a reason.
+"""`scenarios/policies/mutants.yaml`: mutants accepted as equivalent, each with a reason.
+
+It lives under `policies/` because it is about policies, and because every other YAML file
+below `scenarios/` is read as a scenario file.
 
 An equivalent mutant changes no behaviour any input could show (e.g. a block rule that an
 allow rule's own condition already makes redundant). Each entry names the policy file (as
@@ -16,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from governance._yaml_lines import decode_text, load_yaml_with_lines
 from harness._errors import ScenarioError
 
-DEFAULT_MUTANTS_FILE = Path(__file__).resolve().parent.parent / "scenarios" / "mutants.yaml"
+DEFAULT_MUTANTS_FILE = (
+    Path(__file__).resolve().parent.parent / "scenarios" / "policies" / "mutants.yaml"
+)
 
 
 class _Model(BaseModel):

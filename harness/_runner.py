@@ -79,8 +79,9 @@ def run_scenario(
             mcp_config=resolve_mcp_config(loaded),
             policy=policy,
             store="memory:",  # a scenario's approvals, budgets and audit live and die with it
+            evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
         ) as gateway:
-            setup = _setup(gateway, scenario)
+            setup = _setup(gateway, scenario, clock)
             live = provider.build(scenario)
             loop = AgentLoop(
                 live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
@@ -136,7 +137,7 @@ def identity_record(identity: ProviderIdentity) -> dict[str, Any]:
     return {"name": identity.name, "model": identity.model, "live": identity.live}
 
 
-def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
+def _setup(gateway: Gateway, scenario: Scenario, clock: ManualClock) -> list[SetupRecord]:
     records: list[SetupRecord] = []
     files = gateway.workspace / "files"
     for relative, text in sorted(scenario.setup.files.items()):
@@ -182,6 +183,8 @@ def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
                     kind="budget_reset", subject=reset.budget, outcome="refused", reason=exc.code
                 )
             )
+    if scenario.setup.elapsed_seconds:
+        clock.advance(scenario.setup.elapsed_seconds)
     return records
 
 

@@ -75,6 +75,13 @@ class Setup(_Model):
     )
     prior_calls: list[PriorCall] = Field(default_factory=list)
     budget_resets: list[BudgetResetStep] = Field(default_factory=list)
+    elapsed_seconds: int = Field(
+        default=0,
+        ge=0,
+        le=31_536_000,
+        description="Seconds the scenario clock moves on after the prior calls and resets, "
+        "before the run: earlier calls age inside (or out of) a budget window.",
+    )
 
     @model_validator(mode="after")
     def _files_stay_in_the_sandbox(self) -> Setup:
@@ -105,6 +112,12 @@ class EvidenceExpectation(_Model):
     effect: Literal["allow", "require_approval", "block"]
     rule_ids: list[str] = Field(default_factory=list)
     reason: str | None = None
+    matched: list[str] | None = Field(
+        default=None,
+        description="Every rule that applied to the call, whatever its effect (e.g. that no "
+        "allow rule applied to a blocked secrets read, not only that a block rule won). "
+        "Omitted: not checked.",
+    )
 
 
 class BudgetExpectation(_Model):

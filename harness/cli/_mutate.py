@@ -47,13 +47,15 @@ def mutate_command(
 ) -> int:
     """Weaken each rule and budget in turn and run the suite against every mutant.
 
-    Weakenings: a rule's effect one step weaker (block -> require_approval -> allow), the rule
-    disabled, each condition dropped, its negate dropped, its check widened (path_prefix to its
-    parent or a sibling-matching prefix, regex to '.*', max/max_length x1000, min -1000); a
-    budget's limit raised 1000-fold, the budget deleted. A mutant is killed when a check that
-    passes against the real policy fails (or its contract breaks). Survivors are printed with
-    the weakening that survived; mark a true equivalent in the mutants file (policy, target,
-    mutation, reason).
+    Weakenings only: a rule's effect one step weaker (block -> require_approval -> allow) or
+    the rule disabled; an allow rule's match selectors and conditions each dropped and each
+    condition loosened (path_prefix to its parent, a top-level folder to the string prefix
+    that also accepts siblings, regex to '.*', max/max_length x1000, min -1000); a block or
+    require_approval rule's conditions narrowed (a deeper folder, a tighter bound); a budget's
+    limit raised 1000-fold, its window shrunk 60-fold, the budget deleted. A mutant is killed
+    when a check that passes against the real policy fails (or its contract breaks). Survivors
+    are printed with the weakening that survived; mark a true equivalent in the mutants file
+    (policy, target, mutation, reason).
 
     Exit codes: 0 every mutant killed or equivalent, 2 a mutant survived, 3 the suite or the
     mutants file is invalid.

@@ -99,3 +99,79 @@ def test_canonical_form_is_a_fixed_point_with_no_dot_dot_or_backslash(value: str
     assert ".." not in parts and "" not in parts
     assert "\\" not in canonical and not canonical.startswith("/")
     assert canonical == "." or "." not in parts
+
+
+_ASCII_PATHISH = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "b.txt",
+            "/",
+            "//",
+            ".",
+            "..",
+            "...",
+            ".a",
+            "\\",
+            ":",
+            "C:",
+            "z:",
+            " ",
+            "\x00",
+            "\x1f",
+            "\x7f",
+            "\n",
+            "\t",
+            "~",
+            "*",
+            "é",
+            "\u200b",
+        ]
+    ),
+    max_size=14,
+).map("".join)
+
+
+@given(st.one_of(_ASCII_PATHISH, _PATHISH, st.text(max_size=30)))
+def test_the_fast_canonical_check_agrees_with_the_full_reading(value: str) -> None:
+    assert is_canonical(value) is (canonical_or_none(value) == value)
+
+
+@pytest.mark.parametrize(
+    ("value", "canonical"),
+    [
+        ("reports/a.txt", True),
+        (".", True),
+        ("...", True),
+        (".hidden/..x", True),
+        ("a" * 4096, True),
+        ("a" * 4097, False),
+        ("a/", False),
+        ("a//b", False),
+        ("./a", False),
+        ("a/./b", False),
+        ("a/..", False),
+        ("..", False),
+        ("../a", False),
+        ("/a", False),
+        ("C:/a", False),
+        ("c:", False),
+        ("a\\b", False),
+        ("a\nb", False),
+        ("a\n", False),
+        ("a\x7f", False),
+        ("", False),
+    ],
+)
+def test_ascii_paths_are_canonical_only_in_their_one_spelling(value: str, canonical: bool) -> None:
+    assert is_canonical(value) is canonical
+    assert (canonical_or_none(value) == value) is canonical
+
+
+class _Path(str):
+    """A str subclass: judged by the full reading, never the fast one."""
+
+
+def test_a_str_subclass_is_judged_like_the_plain_string() -> None:
+    assert is_canonical(_Path("reports/a")) is True
+    assert is_canonical(_Path("reports/../a")) is False
