@@ -7,6 +7,7 @@ provider; harness._suite re-exports these names for the run path.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -54,6 +55,7 @@ def builtin_registry() -> ToolRegistry:
 def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
     loaded = load_scenarios(paths, tags=tags)
+    _list_mcp_servers_at_once(loaded)
     policies: dict[Path, Policy] = {}
 
     def policy_for(item: LoadedScenario) -> Policy:
@@ -66,6 +68,24 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
     if violations:
         raise ContractBroken(violations)
     return loaded
+
+
+MAX_PARALLEL_CONFIGS = 4
+
+
+def _list_mcp_servers_at_once(loaded: Sequence[LoadedScenario]) -> None:
+    """Fill `mcp_registry`'s cache for every MCP config of the suite, their servers started
+    side by side: each listing mostly waits for a child process to boot.
+
+    A config that fails is not cached, so the contract check meets the same failure again in
+    scenario order and reports it exactly as it would have without this.
+    """
+    configs = sorted({c for item in loaded if (c := resolve_mcp_config(item)) is not None})
+    if len(configs) < 2:
+        return
+    with ThreadPoolExecutor(min(len(configs), MAX_PARALLEL_CONFIGS)) as pool:
+        for future in [pool.submit(mcp_registry, config) for config in configs]:
+            future.exception()  # wait; a failure is raised again by the check, in order
 
 
 class ContractBroken(ScenarioError):
