@@ -25,7 +25,10 @@ from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._runner import ProviderChoice, identity_record, run_suite
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
+from harness._suite_check import ContractBroken as ContractBroken
+from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
+from harness._suite_check import mcp_registry as mcp_registry
 from harness._suite_check import registry_for
 from harness._trace import Trace
 from harness.providers import ReplayProvider
