@@ -30,11 +30,20 @@ BY_DIGEST = frozenset({"policy", "mcp_config"})
 
 @dataclass(frozen=True, slots=True)
 class ScenarioInputs:
-    """One scenario's inputs: the digest of the clear form, and the redacted form to show."""
+    """One scenario's inputs: the digest of the clear form, and the redacted form to show.
+
+    The redacted form is built when asked (a diff, a baseline record): a suite run needs only
+    the digest of every scenario, and redacting each definition would cost more than running it.
+    """
 
     scenario_id: str
     digest: str
-    shown: Mapping[str, Any] = field(compare=False)
+    clear: Mapping[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def shown(self) -> Mapping[str, Any]:
+        shown: Mapping[str, Any] = redact(self.clear)
+        return shown
 
 
 def scenario_inputs(
@@ -55,4 +64,4 @@ def scenario_inputs(
     clear["registry_digest"] = registry_digest
     if mcp_config_digest is not None:
         clear["mcp_config_digest"] = mcp_config_digest
-    return ScenarioInputs(scenario.id, digest(clear), redact(clear))
+    return ScenarioInputs(scenario.id, digest(clear), clear)

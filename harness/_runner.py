@@ -1,6 +1,10 @@
 """Runs scenarios: each in a fresh, throwaway gateway, driven to a trace.
 
-Determinism: every scenario gets its own temporary state directory, a manual clock starting at
+Speed: what scenarios share is built once per process (`SuiteCache`: compiled policies, the
+built-in tools, a workspace template); each scenario still gets a workspace restored from the
+template and new stores.
+
+Determinism: every scenario gets its own state directory, a manual clock starting at
 a fixed instant, an unkeyed audit log, sequential ids everywhere and the scenario id as the
 loop's run id, so a replay run produces a byte-identical trace (the suite `run_id` aside) on any
 machine, under any PYTHONHASHSEED, serial or in parallel.
@@ -11,7 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import multiprocessing
-import tempfile
+import shutil
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from harness._scenario_load import (
     resolve_policy_path,
 )
 from harness._spans import ApprovalSpan
+from harness._suite_cache import SuiteCache
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
 from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
@@ -55,29 +61,78 @@ class ProviderChoice:
         return OpenAIProvider(self.settings)
 
 
+_PROCESS_CACHE: SuiteCache | None = None
+_PROCESS_LOCK = threading.Lock()
+
+
+def _process_cache() -> SuiteCache:
+    """This process's cache (a -j worker's, or one for callers that pass none): created on
+    first use, its scratch removed when the interpreter exits."""
+    global _PROCESS_CACHE
+    if _PROCESS_CACHE is None:
+        _PROCESS_CACHE = SuiteCache()
+    return _PROCESS_CACHE
+
+
+def open_scenario_gateway(
+    loaded: LoadedScenario, cache: SuiteCache, *, clock: ManualClock, policy: Policy | None
+) -> Gateway:
+    """The one place a scenario's gateway is built.
+
+    Its stores are throwaway: a new directory on RAM-backed scratch when the machine has it (no
+    fsync worth paying for); an ephemeral store backend plugs in here. The workspace must have
+    been reset (`cache.fresh_workspace()`); the policy is the suite's compiled copy of the
+    scenario's file, or `policy` (mutation testing runs in-memory mutants).
+    """
+    policy_path = resolve_policy_path(loaded)
+    return Gateway(
+        state_dir=cache.new_state_dir(),
+        policy_path=policy_path,
+        clock=clock,
+        audit_key_from_env=False,
+        sources=[cache.builtin_source()],
+        builtin=False,
+        mcp_config=resolve_mcp_config(loaded),
+        policy=policy if policy is not None else cache.policy(policy_path),
+    )
+
+
 def run_scenario(
     loaded: LoadedScenario,
     *,
     run_id: str,
     provider: ProviderChoice,
     policy: Policy | None = None,
+    cache: SuiteCache | None = None,
 ) -> Trace:
-    """One scenario in a fresh gateway: setup, the governed run, scripted reviews, the trace.
+    """One scenario from a clean state: setup, the governed run, scripted reviews, the trace.
 
     `policy` replaces the scenario's policy file (mutation testing runs in-memory mutants).
+    Without `cache`, this process's cache is used (one scenario at a time).
     """
+    if cache is not None:
+        return _run_scenario(loaded, run_id=run_id, provider=provider, policy=policy, cache=cache)
+    with _PROCESS_LOCK:  # one workspace per cache: scenarios in threads take turns
+        return _run_scenario(
+            loaded, run_id=run_id, provider=provider, policy=policy, cache=_process_cache()
+        )
+
+
+def _run_scenario(
+    loaded: LoadedScenario,
+    *,
+    run_id: str,
+    provider: ProviderChoice,
+    policy: Policy | None,
+    cache: SuiteCache,
+) -> Trace:
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
-    with tempfile.TemporaryDirectory(prefix="proctor-scenario-") as tmp:
-        with Gateway(
-            state_dir=Path(tmp),
-            policy_path=resolve_policy_path(loaded),
-            clock=clock,
-            audit_key_from_env=False,
-            mcp_config=resolve_mcp_config(loaded),
-            policy=policy,
-        ) as gateway:
-            setup = _setup(gateway, scenario)
+    workspace = cache.fresh_workspace()
+    gateway = open_scenario_gateway(loaded, cache, clock=clock, policy=policy)
+    try:
+        with gateway:
+            setup = _setup(gateway, workspace.files_dir, scenario)
             live = provider.build(scenario)
             loop = AgentLoop(
                 live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
@@ -91,6 +146,8 @@ def run_scenario(
             identity = live.identity
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
+    finally:
+        shutil.rmtree(gateway.state_dir, ignore_errors=True)
     return Trace(
         run_id=run_id,
         scenario_id=scenario.id,
@@ -133,9 +190,8 @@ def identity_record(identity: ProviderIdentity) -> dict[str, Any]:
     return {"name": identity.name, "model": identity.model, "live": identity.live}
 
 
-def _setup(gateway: Gateway, scenario: Scenario) -> list[SetupRecord]:
+def _setup(gateway: Gateway, files: Path, scenario: Scenario) -> list[SetupRecord]:
     records: list[SetupRecord] = []
-    files = gateway.workspace / "files"
     for relative, text in sorted(scenario.setup.files.items()):
         target = (files / canonical_path(relative)).resolve()
         if not target.is_relative_to(files.resolve()):
@@ -242,6 +298,7 @@ def _apply_review(gateway: Gateway, review: Review, approval_id: str, clock: Man
 
 
 def _run_one(args: tuple[LoadedScenario, str, ProviderChoice]) -> str:
+    """A -j worker's unit of work: the trace as JSON (what crosses the process boundary)."""
     loaded, run_id, provider = args
     return run_scenario(loaded, run_id=run_id, provider=provider).model_dump_json()
 
@@ -258,12 +315,15 @@ def run_suite(
     work = [(loaded, run_id, provider) for loaded in scenarios]
     traces: list[Trace] = []
     if jobs <= 1:
-        results = map(_run_one, work)
-        for n, raw in enumerate(results, start=1):
-            trace = Trace.model_validate(json.loads(raw))
-            traces.append(trace)
-            if progress:
-                progress(n, len(work), trace)
+        cache = SuiteCache()
+        try:
+            for n, loaded in enumerate(scenarios, start=1):
+                trace = run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
+                traces.append(trace)
+                if progress:
+                    progress(n, len(work), trace)
+        finally:
+            cache.close()
         return traces
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
