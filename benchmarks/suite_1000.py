@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROCTOR = [sys.executable, "-c", "from harness.cli import main; main()"]
 
 
-def _timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
+def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
     """(wall seconds, max RSS MB, exit code) of one fresh process (wait4: that child alone,
     with the largest of the workers it waited for)."""
     start = time.perf_counter()
@@ -57,7 +57,7 @@ def proctor_runs(count: int, repeat: int, jobs: int, workdir: Path) -> list[tupl
     for n in range(repeat):
         command = [*PROCTOR, "run", "--no-baseline", "--scenarios", str(suite), "-j", str(jobs)]
         command += ["--report-dir", str(workdir / f"report-{count}-j{jobs}-{n}")]
-        wall, rss, code = _timed(command, workdir)
+        wall, rss, code = timed(command, workdir)
         if code != 0:
             raise SystemExit(f"proctor run exited {code}; the generated suite should be clean")
         results.append((wall, rss))
@@ -113,7 +113,7 @@ assert log.status == "success" and accuracy == 1.0, (log.status, accuracy)
 def inspect_runs(count: int, repeat: int, workdir: Path) -> list[tuple[float, float]]:
     results = []
     for _ in range(repeat):
-        wall, rss, code = _timed([sys.executable, "-c", INSPECT_SCRIPT, str(count)], workdir)
+        wall, rss, code = timed([sys.executable, "-c", INSPECT_SCRIPT, str(count)], workdir)
         if code != 0:
             raise SystemExit(f"the inspect_ai run exited {code}")
         results.append((wall, rss))

@@ -15,11 +15,12 @@ no line of diff but still different digests.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance import digest, redact
+from governance import canonical_json, digest, redact
 from harness._scenario import Scenario
 
 # Never fed to the run: the key, documentation, selection, and what the run is judged against.
@@ -38,11 +39,11 @@ class ScenarioInputs:
 
     scenario_id: str
     digest: str
-    clear: Mapping[str, Any] = field(compare=False, repr=False)
+    clear: bytes = field(compare=False, repr=False)  # canonical JSON: compact, kept per scenario
 
     @property
     def shown(self) -> Mapping[str, Any]:
-        shown: Mapping[str, Any] = redact(self.clear)
+        shown: Mapping[str, Any] = redact(json.loads(self.clear))
         return shown
 
 
@@ -64,4 +65,4 @@ def scenario_inputs(
     clear["registry_digest"] = registry_digest
     if mcp_config_digest is not None:
         clear["mcp_config_digest"] = mcp_config_digest
-    return ScenarioInputs(scenario.id, digest(clear), clear)
+    return ScenarioInputs(scenario.id, digest(clear), canonical_json(clear))

@@ -5,7 +5,7 @@ Plain frozen dataclasses shared by checks, metrics, gate and reports; no I/O her
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -110,7 +110,7 @@ class SuiteResult:
     """Everything a report needs about one suite run."""
 
     run_id: str
-    traces: tuple[Trace, ...]
+    traces: Sequence[Trace]  # a StoredTraces (read from files one at a time) for a streamed run
     checks: tuple[CheckResult, ...]
     metrics: tuple[MetricResult, ...]
     baseline_metrics: Mapping[str, MetricResult] | None = None
@@ -121,7 +121,7 @@ class SuiteResult:
 
     @property
     def live(self) -> bool:
-        return any(t.provider.live for t in self.traces)
+        return any(t.provider.live for t in self.traces)  # a replay run reads every trace once
 
     @property
     def failed_checks(self) -> tuple[CheckResult, ...]:

@@ -17,7 +17,7 @@ import json
 import multiprocessing
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +40,10 @@ from harness._scenario_load import (
 from harness._spans import ApprovalSpan
 from harness._suite_cache import SuiteCache
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
-from harness.providers import OpenAIProvider, Provider, ProviderSettings, ReplayProvider
-from harness.providers._base import ProviderIdentity
+from harness._trace_store import StoredTraces
+from harness.providers._base import Provider, ProviderIdentity
+from harness.providers._replay import ReplayProvider
+from harness.providers._settings import ProviderSettings
 
 SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -58,6 +60,9 @@ class ProviderChoice:
             return ReplayProvider(scenario.script)
         if self.settings is None:
             raise ValueError("a live provider needs settings")
+        # Imported here: the OpenAI SDK costs a second and tens of MB; a replay run never uses it.
+        from harness.providers._openai import OpenAIProvider
+
         return OpenAIProvider(self.settings)
 
 
@@ -310,26 +315,40 @@ def run_suite(
     provider: ProviderChoice,
     jobs: int = 1,
     progress: Callable[[int, int, Trace], None] | None = None,
-) -> list[Trace]:
-    """Every scenario, in suite order; `jobs > 1` runs them in separate processes."""
-    work = [(loaded, run_id, provider) for loaded in scenarios]
+    store: StoredTraces | None = None,
+) -> Sequence[Trace]:
+    """Every scenario, in suite order; `jobs > 1` runs them in separate processes.
+
+    With `store`, each trace goes to its file as its scenario finishes and none is kept in
+    memory: the store is returned (it reads them back one at a time).
+    """
     traces: list[Trace] = []
+    for n, trace in enumerate(_traces(scenarios, run_id, provider, jobs), start=1):
+        if store is not None:
+            store.add(trace)
+        else:
+            traces.append(trace)
+        if progress:
+            progress(n, len(scenarios), trace)
+    return store if store is not None else traces
+
+
+def _traces(
+    scenarios: Sequence[LoadedScenario], run_id: str, provider: ProviderChoice, jobs: int
+) -> Iterator[Trace]:
+    """The traces in suite order, each as soon as it (and every one before it) is done."""
     if jobs <= 1:
         cache = SuiteCache()
         try:
-            for n, loaded in enumerate(scenarios, start=1):
-                trace = run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
-                traces.append(trace)
-                if progress:
-                    progress(n, len(work), trace)
+            for loaded in scenarios:
+                yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
         finally:
             cache.close()
-        return traces
+        return
+    work = [(loaded, run_id, provider) for loaded in scenarios]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for n, raw in enumerate(pool.map(_run_one, work), start=1):
-            trace = Trace.model_validate(json.loads(raw))
-            traces.append(trace)
-            if progress:
-                progress(n, len(work), trace)
-    return traces
+        # A chunk per task keeps the round trips down; results still come back in order.
+        chunk = max(1, min(32, len(work) // (jobs * 8)))
+        for raw in pool.map(_run_one, work, chunksize=chunk):
+            yield Trace.model_validate(json.loads(raw))

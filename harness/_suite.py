@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,7 +20,6 @@ from governance import (
     ToolRegistry,
     load_mcp_config,
     load_policy,
-    open_mcp_sources,
 )
 from governance.tools import builtin_registry as new_builtin_registry
 from harness import _exit_codes as codes
@@ -42,7 +41,8 @@ from harness._scenario_load import (
     resolve_policy_path,
 )
 from harness._trace import Trace
-from harness.providers import ReplayProvider
+from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
+from harness.providers._replay import ReplayProvider
 
 
 def new_run_id() -> str:
@@ -60,6 +60,9 @@ def registry_for(loaded: LoadedScenario) -> ToolRegistry:
 @cache
 def mcp_registry(config: Path) -> ToolRegistry:
     """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
+    # Imported here: the MCP SDK costs half a second; suites without MCP servers never need it.
+    from governance import open_mcp_sources
+
     registry = new_builtin_registry()
     sources = open_mcp_sources(load_mcp_config(config))
     try:
@@ -78,9 +81,14 @@ def builtin_registry() -> ToolRegistry:
 
 
 def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
-    """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
-    loaded = load_scenarios(paths, tags=tags)
+    """Scenarios that passed their schema and their contract; anything else raises (exit 3).
+
+    Each file's scenarios are contract-checked and packed as soon as the file is loaded: a model
+    and line map per scenario would make memory grow with the suite.
+    """
     policies: dict[Path, Policy] = {}
+    wanted = set(tags)
+    violations: list[ContractViolation] = []
 
     def policy_for(item: LoadedScenario) -> Policy:
         path = resolve_policy_path(item)
@@ -88,9 +96,14 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
             policies[path] = load_policy(path)
         return policies[path]
 
-    violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
+    def check_and_pack(items: list[LoadedScenario]) -> list[LoadedScenario]:
+        chosen = [i for i in items if not wanted or wanted & set(i.scenario.tags)]
+        violations.extend(check_contract(chosen, registry_for=registry_for, policy_for=policy_for))
+        return [item.packed() for item in items]
+
+    loaded = load_scenarios(paths, tags=tags, each_file=check_and_pack)
     if violations:
-        raise ContractBroken(violations)
+        raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
     return loaded
 
 
@@ -145,12 +158,17 @@ def assemble(
     gate_result = None
     if baseline is not None:
         known = set(baseline.scenarios)
+        digests = (
+            traces.digests
+            if isinstance(traces, StoredTraces)
+            else {t.scenario_id: t.digest for t in traces}
+        )
         gate_result = gate(
             compute_metrics(c for c in checks if c.scenario_id in known),
             inventory_of(checks),
-            {t.scenario_id: t.digest for t in traces},
+            digests,
             baseline,
-            current_traces={t.scenario_id: t.stable_dict() for t in traces},
+            current_traces=LazyStableTraces(traces),
             baseline_traces=baseline_traces,
             current_coverage={
                 c.policy_file: CoverageState(c.covered, c.uncovered) for c in coverage
@@ -160,7 +178,7 @@ def assemble(
         )
     return SuiteResult(
         run_id=run_id,
-        traces=tuple(traces),
+        traces=traces if isinstance(traces, StoredTraces) else tuple(traces),
         checks=tuple(checks),
         metrics=metrics,
         baseline_metrics=metric_results(baseline) if baseline is not None else None,
@@ -187,10 +205,17 @@ def policy_file_name(loaded: LoadedScenario) -> str:
 def measure_coverage(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[PolicyCoverage, ...]:
-    """Coverage of every policy file at least one scenario runs with, from the traces."""
+    """Coverage of every policy file at least one scenario runs with, from the traces (read one
+    at a time: a streamed run's traces are never all in memory)."""
+    return measure(_policy_uses(scenarios, traces))
+
+
+def _policy_uses(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
+) -> Iterator[PolicyUse]:
     by_id = {item.scenario.id: item for item in scenarios}
     policies: dict[Path, Policy] = {}
-    uses: list[PolicyUse] = []
+    impacts_of: dict[int, tuple[ToolRegistry, dict[str, Any]]] = {}
     for trace in traces:
         item = by_id.get(trace.scenario_id)
         if item is None:
@@ -199,9 +224,13 @@ def measure_coverage(
         if path not in policies:
             policies[path] = load_policy(path)
         registry = registry_for(item)
-        impacts = {d.name: d.impact for d in registry.descriptors()}
-        uses.append(PolicyUse(policy_file_name(item), policies[path], trace, impacts))
-    return measure(uses)
+        known = impacts_of.get(id(registry))
+        if known is None:  # one table per distinct tool surface (registries are cached)
+            known = impacts_of[id(registry)] = (
+                registry,
+                {d.name: d.impact for d in registry.descriptors()},
+            )
+        yield PolicyUse(policy_file_name(item), policies[path], trace, known[1])
 
 
 def run_inputs(
@@ -272,7 +301,7 @@ def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
 @dataclass(frozen=True, slots=True)
 class SuiteRun:
     scenarios: list[LoadedScenario]
-    traces: list[Trace]
+    traces: Sequence[Trace]  # a StoredTraces when the run streamed them to a directory
     run_id: str
 
 
@@ -283,7 +312,15 @@ def run_checked_suite(
     jobs: int = 1,
     run_id: str | None = None,
     progress: Callable[[int, int, Trace], None] | None = None,
+    trace_dir: Path | None = None,
 ) -> SuiteRun:
+    """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish
+    (the reports directory's `traces/`), so memory does not grow with the suite."""
     run_id = run_id or new_run_id()
-    traces = run_suite(scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress)
+    store = None
+    if trace_dir is not None:
+        store = StoredTraces(trace_dir, trace_filenames([s.scenario.id for s in scenarios]))
+    traces = run_suite(
+        scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress, store=store
+    )
     return SuiteRun(scenarios=scenarios, traces=traces, run_id=run_id)

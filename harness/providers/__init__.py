@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from harness.providers._base import (
     Message,
     ModelTurn,
@@ -11,7 +13,6 @@ from harness.providers._base import (
     ToolSpec,
     Usage,
 )
-from harness.providers._openai import OpenAIProvider
 from harness.providers._replay import ReplayProvider, ScriptStep
 from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
 from harness.providers._settings import (
@@ -19,6 +20,19 @@ from harness.providers._settings import (
     ProviderSettings,
     resolve_settings,
 )
+
+if TYPE_CHECKING:
+    from harness.providers._openai import OpenAIProvider
+
+
+def __getattr__(name: str) -> Any:
+    # The OpenAI SDK costs a second and tens of MB to import: only a live run loads it.
+    if name == "OpenAIProvider":
+        from harness.providers._openai import OpenAIProvider
+
+        return OpenAIProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CredentialSourceError",

@@ -50,10 +50,16 @@ READER = """\
       - calls:
           - {{tool: fs.search, args: {{query: "e", path: "."}}}}
           - {{tool: fs.read, args: {{path: reports/q3.md}}}}
-          - {{tool: db.query, args: {{sql: "SELECT (SELECT count(*) FROM refund_drafts) AS drafts, (SELECT count(*) FROM tickets) AS tickets"}}}}
+          - {{tool: db.query, args: {{sql: "{counts}"}}}}
       - answer: "files={{{{tool:fs.search}}}} q3={{{{tool:fs.read}}}} rows={{{{tool:db.query}}}}"
     expect: {{status: completed}}
 """
+
+
+COUNTS = (
+    "SELECT (SELECT count(*) FROM refund_drafts) AS drafts, "
+    "(SELECT count(*) FROM tickets) AS tickets"
+)
 
 
 def _suite(tmp_path: Path, order: list[str]) -> Path:
@@ -61,7 +67,7 @@ def _suite(tmp_path: Path, order: list[str]) -> Path:
     parts = ["scenarios:\n"]
     for n, kind in enumerate(order):
         template = WRITER if kind == "writer" else READER
-        parts.append(template.format(id=f"{kind}-{n}"))
+        parts.append(template.format(id=f"{kind}-{n}", counts=COUNTS))
     path = tmp_path / "suite.yaml"
     path.write_text("".join(parts), encoding="utf-8")
     return path
