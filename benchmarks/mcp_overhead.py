@@ -74,6 +74,7 @@ def main() -> None:
     print(f"overhead: median {g - d:.2f} ms per call")
 
 
+
 def _p95(values: list[float]) -> float:
     return sorted(values)[int(len(values) * 0.95)]
 
