@@ -11,6 +11,7 @@ from typing import Literal
 
 from harness._coverage import PolicyCoverage
 from harness._trace import Trace
+from harness._trace_store import StoredTraces
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,9 @@ class SuiteResult:
 
     @property
     def live(self) -> bool:
-        return any(t.provider.live for t in self.traces)  # a replay run reads every trace once
+        if isinstance(self.traces, StoredTraces):
+            return self.traces.live  # known as they were stored: no trace is read again
+        return any(t.provider.live for t in self.traces)
 
     @property
     def failed_checks(self) -> tuple[CheckResult, ...]:

@@ -123,17 +123,17 @@ class ContractBroken(ScenarioError):
 def score(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[list[CheckResult], tuple[MetricResult, ...]]:
-    by_id = {item.scenario.id: item.scenario for item in scenarios}
+    by_id = {item.scenario.id: item for item in scenarios}  # packed: models one at a time
     checks: list[CheckResult] = []
     for trace in traces:
-        scenario = by_id.get(trace.scenario_id)
-        if scenario is None:
+        item = by_id.get(trace.scenario_id)
+        if item is None:
             raise UsageProblem(
                 f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
                 "the scenario files given; point --scenarios at the files the run used, or "
                 "re-run the suite"
             )
-        checks.extend(expand_checks(scenario, trace))
+        checks.extend(expand_checks(item.scenario, trace))
     return checks, compute_metrics(checks)
 
 

@@ -47,6 +47,7 @@ class StoredTraces(Sequence[Trace]):
         self._names = dict(names)
         self._order: list[str] = []
         self._digests: dict[str, str] = {}
+        self.live = False  # whether any trace came from a live provider
         directory.mkdir(parents=True, exist_ok=True)
 
     def add(self, trace: Trace) -> None:
@@ -59,6 +60,7 @@ class StoredTraces(Sequence[Trace]):
         (self.directory / name).write_bytes(trace.canonical())
         self._order.append(sid)
         self._digests[sid] = trace.digest
+        self.live = self.live or trace.provider.live
 
     def path_of(self, scenario_id: str) -> Path:
         return self.directory / self._names[scenario_id]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import hashlib
+import itertools
 import os
 import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from harness._errors import HarnessError
 from harness._manifest import MANIFEST_NAME, ManifestTrace, build_manifest
@@ -16,7 +19,7 @@ from harness._results import SuiteResult
 from harness._trace_store import StoredTraces
 from harness._trace_store import trace_filenames as trace_filenames
 from harness.reports._html import html_chunks
-from harness.reports._json import render_json
+from harness.reports._json import json_report_chunks
 from harness.reports._junit import render_junit
 from harness.reports._markdown import render_markdown
 
@@ -58,12 +61,16 @@ def write_reports(
         "report.html": _write_chunks(report_dir / "report.html", html_chunks(result)),
     }
     relative = {sid: f"{TRACES_DIR}/{name}" for sid, name in names.items()}
-    report = _encode(render_json(result, relative) + "\n")
-    paths["report.json"] = _write(report_dir / "report.json", report)
-    pinned = {
-        sid: ManifestTrace(file=relative[sid], digest=digests[sid]) for sid in sorted(ids)
-    }
-    manifest = build_manifest(result.run_id, pinned, report, key=key)
+    report_digest = hashlib.sha256()
+    paths["report.json"] = _write_chunks(
+        report_dir / "report.json",
+        itertools.chain(json_report_chunks(result, relative), ["\n"]),
+        digest=report_digest,
+    )
+    pinned = {sid: ManifestTrace(file=relative[sid], digest=digests[sid]) for sid in sorted(ids)}
+    manifest = build_manifest(
+        result.run_id, pinned, report_digest="sha256:" + report_digest.hexdigest(), key=key
+    )
     # manifest.json last: its presence says the directory is complete.
     paths[MANIFEST_NAME] = _write(
         report_dir / MANIFEST_NAME, _encode(manifest.model_dump_json(indent=2) + "\n")
@@ -91,13 +98,17 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", errors="backslashreplace")
 
 
-def _write_chunks(path: Path, chunks: Iterable[str]) -> Path:
-    """`_write` for text produced in pieces: each piece is encoded and written, then let go."""
+def _write_chunks(path: Path, chunks: Iterable[str], *, digest: Any = None) -> Path:
+    """`_write` for text produced in pieces: each piece is encoded and written, then let go
+    (and fed to `digest`, a hashlib object, when given)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=1 << 16) as handle:
             for chunk in chunks:
-                handle.write(_encode(chunk))
+                data = _encode(chunk)
+                handle.write(data)
+                if digest is not None:
+                    digest.update(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
