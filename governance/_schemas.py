@@ -9,6 +9,8 @@ validator's registry refuses any retrieval as a second line.
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,10 +124,35 @@ def _metaschema_problem(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+# Checking a schema costs milliseconds and a suite builds the same few validators thousands of
+# times (one gateway per scenario): validators are kept per schema text. A validator holds its
+# own parsed copy of that text, so a caller mutating its schema afterwards cannot reach it.
+_VALIDATORS: dict[str, Draft202012Validator] = {}
+_VALIDATORS_MAX = 512
+_VALIDATORS_LOCK = threading.Lock()
+
+
 def local_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     """A validator for `schema` that can never retrieve a reference; SchemaRefused if unusable."""
+    try:
+        text: str | None = json.dumps(
+            schema, sort_keys=True, separators=(",", ":"), allow_nan=False
+        )
+    except (TypeError, ValueError, RecursionError):
+        text = None  # not plain JSON: checked below, never cached
+    if text is not None:
+        with _VALIDATORS_LOCK:
+            found = _VALIDATORS.get(text)
+        if found is not None:
+            return found
     check_local_schema(schema)
-    return Draft202012Validator(dict(schema), registry=_LOCAL_ONLY)
+    if text is None:
+        return Draft202012Validator(dict(schema), registry=_LOCAL_ONLY)
+    validator = Draft202012Validator(json.loads(text), registry=_LOCAL_ONLY)
+    with _VALIDATORS_LOCK:
+        if len(_VALIDATORS) < _VALIDATORS_MAX:
+            _VALIDATORS[text] = validator
+    return validator
 
 
 def first_problem(validator: Draft202012Validator, instance: Mapping[str, Any]) -> str | None:

@@ -95,56 +95,69 @@ class PolicyCoverage:
 
 
 def measure(uses: Iterable[PolicyUse]) -> tuple[PolicyCoverage, ...]:
-    """Coverage per policy file, sorted by file."""
-    grouped: dict[str, list[PolicyUse]] = {}
+    """Coverage per policy file, sorted by file. One pass: each use (and its trace) is counted
+    and let go, so a suite of any size is measured in constant memory per policy file."""
+    tallies: dict[str, _Tally] = {}
     for use in uses:
-        grouped.setdefault(use.policy_file, []).append(use)
-    return tuple(_measure_one(name, grouped[name]) for name in sorted(grouped))
+        tally = tallies.get(use.policy_file)
+        if tally is None:
+            # Scenarios of one file may in principle see different versions (a mid-run edit);
+            # the items come from the first, and counts only from ids that exist in it.
+            tally = tallies[use.policy_file] = _Tally(use.policy)
+        tally.add(use)
+    return tuple(tallies[name].coverage(name) for name in sorted(tallies))
 
 
-def _measure_one(policy_file: str, uses: list[PolicyUse]) -> PolicyCoverage:
-    # Scenarios of one file may in principle see different versions (a mid-run edit); the
-    # items come from the first, and counts only from ids that exist in it.
-    policy = uses[0].policy
-    matched: Counter[str] = Counter()
-    decisive: Counter[str] = Counter()
-    conditions: Counter[str] = Counter()
-    charged: Counter[str] = Counter()
-    denied: Counter[str] = Counter()
-    for use in uses:
+class _Tally:
+    """What the uses of one policy file add up to."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.scenarios: list[str] = []
+        self.matched: Counter[str] = Counter()
+        self.decisive: Counter[str] = Counter()
+        self.conditions: Counter[str] = Counter()
+        self.charged: Counter[str] = Counter()
+        self.denied: Counter[str] = Counter()
+
+    def add(self, use: PolicyUse) -> None:
+        self.scenarios.append(use.trace.scenario_id)
         executed: list[str] = [
             record.subject
             for record in use.trace.setup
             if record.kind == "prior_call" and record.outcome == "executed"
         ]
         for span in use.trace.tool_spans:
-            matched.update(span.matched_rules)
-            decisive.update(span.decisive_rules)
-            conditions.update(span.decisive_conditions)
+            self.matched.update(span.matched_rules)
+            self.decisive.update(span.decisive_rules)
+            self.conditions.update(span.decisive_conditions)
             if span.outcome == "executed":
                 executed.append(span.tool)
             elif span.reason and span.reason.startswith(_BUDGET_REASON) and span.rule_ids:
-                denied[span.rule_ids[0]] += 1
+                self.denied[span.rule_ids[0]] += 1
         for tool in executed:
             impact = use.impacts.get(tool)
             for budget in use.policy.budgets:
                 if impact is not None and budget.applies_to(tool, impact):
-                    charged[budget.id] += 1
-    enabled = [rule for rule in policy.rules if rule.enabled]
-    return PolicyCoverage(
-        policy_file=policy_file,
-        scenarios=tuple(sorted(use.trace.scenario_id for use in uses)),
-        rules=tuple(sorted(rule.id for rule in enabled)),
-        budgets=tuple(sorted(budget.id for budget in policy.budgets)),
-        conditions=tuple(
-            sorted(f"{rule.id}.when[{n}]" for rule in enabled for n in range(len(rule.when)))
-        ),
-        matched=dict(matched),
-        decisive=dict(decisive),
-        condition_results=dict(conditions),
-        charged=dict(charged),
-        denied=dict(denied),
-    )
+                    self.charged[budget.id] += 1
+
+    def coverage(self, policy_file: str) -> PolicyCoverage:
+        policy = self.policy
+        enabled = [rule for rule in policy.rules if rule.enabled]
+        return PolicyCoverage(
+            policy_file=policy_file,
+            scenarios=tuple(sorted(self.scenarios)),
+            rules=tuple(sorted(rule.id for rule in enabled)),
+            budgets=tuple(sorted(budget.id for budget in policy.budgets)),
+            conditions=tuple(
+                sorted(f"{rule.id}.when[{n}]" for rule in enabled for n in range(len(rule.when)))
+            ),
+            matched=dict(self.matched),
+            decisive=dict(self.decisive),
+            condition_results=dict(self.conditions),
+            charged=dict(self.charged),
+            denied=dict(self.denied),
+        )
 
 
 def render_coverage(coverage: Iterable[PolicyCoverage]) -> list[str]:

@@ -15,11 +15,12 @@ no line of diff but still different digests.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance import digest, redact
+from governance import canonical_json, digest, redact
 from harness._scenario import Scenario
 
 # Never fed to the run: the key, documentation, selection, and what the run is judged against.
@@ -30,11 +31,20 @@ BY_DIGEST = frozenset({"policy", "mcp_config"})
 
 @dataclass(frozen=True, slots=True)
 class ScenarioInputs:
-    """One scenario's inputs: the digest of the clear form, and the redacted form to show."""
+    """One scenario's inputs: the digest of the clear form, and the redacted form to show.
+
+    The redacted form is built when asked (a diff, a baseline record): a suite run needs only
+    the digest of every scenario, and redacting each definition would cost more than running it.
+    """
 
     scenario_id: str
     digest: str
-    shown: Mapping[str, Any] = field(compare=False)
+    clear: bytes = field(compare=False, repr=False)  # canonical JSON: compact, kept per scenario
+
+    @property
+    def shown(self) -> Mapping[str, Any]:
+        shown: Mapping[str, Any] = redact(json.loads(self.clear))
+        return shown
 
 
 def scenario_inputs(
@@ -55,4 +65,4 @@ def scenario_inputs(
     clear["registry_digest"] = registry_digest
     if mcp_config_digest is not None:
         clear["mcp_config_digest"] = mcp_config_digest
-    return ScenarioInputs(scenario.id, digest(clear), redact(clear))
+    return ScenarioInputs(scenario.id, digest(clear), canonical_json(clear))

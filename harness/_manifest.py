@@ -61,14 +61,18 @@ def bytes_digest(data: bytes) -> str:
 def build_manifest(
     run_id: str,
     traces: Mapping[str, ManifestTrace],
-    report_bytes: bytes,
+    report_bytes: bytes | None = None,
     *,
     key: bytes | None,
+    report_digest: str | None = None,
 ) -> RunManifest:
-    """The manifest of a run just written; signed when a key is given."""
-    manifest = RunManifest(
-        run_id=run_id, report_digest=bytes_digest(report_bytes), traces=dict(traces)
-    )
+    """The manifest of a run just written; signed when a key is given. The report is given
+    as its bytes, or as their digest (`bytes_digest` form) when it was written in pieces."""
+    if report_digest is None:
+        if report_bytes is None:
+            raise ValueError("build_manifest needs the report's bytes or their digest")
+        report_digest = bytes_digest(report_bytes)
+    manifest = RunManifest(run_id=run_id, report_digest=report_digest, traces=dict(traces))
     if not key:
         return manifest
     return manifest.model_copy(update={"signature": _sign(manifest.signed_bytes(), key)})

@@ -5,12 +5,13 @@ Plain frozen dataclasses shared by checks, metrics, gate and reports; no I/O her
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from harness._coverage import PolicyCoverage
 from harness._trace import Trace
+from harness._trace_store import StoredTraces
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ class SuiteResult:
     """Everything a report needs about one suite run."""
 
     run_id: str
-    traces: tuple[Trace, ...]
+    traces: Sequence[Trace]  # a StoredTraces (read from files one at a time) for a streamed run
     checks: tuple[CheckResult, ...]
     metrics: tuple[MetricResult, ...]
     baseline_metrics: Mapping[str, MetricResult] | None = None
@@ -121,6 +122,8 @@ class SuiteResult:
 
     @property
     def live(self) -> bool:
+        if isinstance(self.traces, StoredTraces):
+            return self.traces.live  # known as they were stored: no trace is read again
         return any(t.provider.live for t in self.traces)
 
     @property

@@ -1,6 +1,10 @@
 """Runs scenarios: each in a fresh, throwaway gateway, driven to a trace.
 
-Determinism: every scenario gets its own temporary state directory, a manual clock starting at
+Speed: what scenarios share is built once per process (`SuiteCache`: compiled policies, the
+built-in tools, a workspace template); each scenario still gets a workspace restored from the
+template and new stores.
+
+Determinism: every scenario gets its own state directory, a manual clock starting at
 a fixed instant, an unkeyed audit log, sequential ids everywhere and the scenario id as the
 loop's run id, so a replay run produces a byte-identical trace (the suite `run_id` aside) on any
 machine, under any PYTHONHASHSEED, serial or in parallel.
@@ -11,8 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import multiprocessing
-import tempfile
-from collections.abc import Callable, Sequence
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +38,9 @@ from harness._scenario_load import (
     resolve_policy_path,
 )
 from harness._spans import ApprovalSpan
+from harness._suite_cache import SuiteCache
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
+from harness._trace_store import StoredTraces
 from harness.providers import Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
 
@@ -57,31 +64,80 @@ class ProviderChoice:
         return OpenAIProvider(self.settings)
 
 
+_PROCESS_CACHE: SuiteCache | None = None
+_PROCESS_LOCK = threading.Lock()
+
+
+def _process_cache() -> SuiteCache:
+    """This process's cache (a -j worker's, or one for callers that pass none): created on
+    first use, its scratch removed when the interpreter exits."""
+    global _PROCESS_CACHE
+    if _PROCESS_CACHE is None:
+        _PROCESS_CACHE = SuiteCache()
+    return _PROCESS_CACHE
+
+
+def open_scenario_gateway(
+    loaded: LoadedScenario, cache: SuiteCache, *, clock: ManualClock, policy: Policy | None
+) -> Gateway:
+    """The one place a scenario's gateway is built.
+
+    Its stores are the ephemeral in-memory backend (nothing on disk, no fsync); the state
+    directory, on RAM-backed scratch when the machine has it, holds nothing else of note. The
+    workspace must have been reset (`cache.fresh_workspace()`); the policy is the suite's
+    compiled copy of the scenario's file, or `policy` (mutation testing runs in-memory mutants).
+    """
+    policy_path = resolve_policy_path(loaded)
+    return Gateway(
+        state_dir=cache.new_state_dir(),
+        policy_path=policy_path,
+        clock=clock,
+        audit_key_from_env=False,
+        sources=[cache.builtin_source()],
+        builtin=False,
+        mcp_config=resolve_mcp_config(loaded),
+        policy=policy if policy is not None else cache.policy(policy_path),
+        store="memory:",  # a scenario's approvals, budgets and audit live and die with it
+        evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
+    )
+
+
 def run_scenario(
     loaded: LoadedScenario,
     *,
     run_id: str,
     provider: ProviderChoice,
     policy: Policy | None = None,
+    cache: SuiteCache | None = None,
 ) -> Trace:
-    """One scenario in a fresh gateway: setup, the governed run, scripted reviews, the trace.
+    """One scenario from a clean state: setup, the governed run, scripted reviews, the trace.
 
     `policy` replaces the scenario's policy file (mutation testing runs in-memory mutants).
+    Without `cache`, this process's cache is used (one scenario at a time).
     """
+    if cache is not None:
+        return _run_scenario(loaded, run_id=run_id, provider=provider, policy=policy, cache=cache)
+    with _PROCESS_LOCK:  # one workspace per cache: scenarios in threads take turns
+        return _run_scenario(
+            loaded, run_id=run_id, provider=provider, policy=policy, cache=_process_cache()
+        )
+
+
+def _run_scenario(
+    loaded: LoadedScenario,
+    *,
+    run_id: str,
+    provider: ProviderChoice,
+    policy: Policy | None,
+    cache: SuiteCache,
+) -> Trace:
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
-    with tempfile.TemporaryDirectory(prefix="proctor-scenario-") as tmp:
-        with Gateway(
-            state_dir=Path(tmp),
-            policy_path=resolve_policy_path(loaded),
-            clock=clock,
-            audit_key_from_env=False,
-            mcp_config=resolve_mcp_config(loaded),
-            policy=policy,
-            store="memory:",  # a scenario's approvals, budgets and audit live and die with it
-            evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
-        ) as gateway:
-            setup = _setup(gateway, scenario, clock)
+    workspace = cache.fresh_workspace()
+    gateway = open_scenario_gateway(loaded, cache, clock=clock, policy=policy)
+    try:
+        with gateway:
+            setup = _setup(gateway, workspace.files_dir, scenario, clock)
             live = provider.build(scenario)
             loop = AgentLoop(
                 live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
@@ -95,6 +151,8 @@ def run_scenario(
             identity = live.identity
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
+    finally:
+        shutil.rmtree(gateway.state_dir, ignore_errors=True)
     return Trace(
         run_id=run_id,
         scenario_id=scenario.id,
@@ -137,9 +195,10 @@ def identity_record(identity: ProviderIdentity) -> dict[str, Any]:
     return {"name": identity.name, "model": identity.model, "live": identity.live}
 
 
-def _setup(gateway: Gateway, scenario: Scenario, clock: ManualClock) -> list[SetupRecord]:
+def _setup(
+    gateway: Gateway, files: Path, scenario: Scenario, clock: ManualClock
+) -> list[SetupRecord]:
     records: list[SetupRecord] = []
-    files = gateway.workspace / "files"
     for relative, text in sorted(scenario.setup.files.items()):
         target = (files / canonical_path(relative)).resolve()
         if not target.is_relative_to(files.resolve()):
@@ -248,6 +307,7 @@ def _apply_review(gateway: Gateway, review: Review, approval_id: str, clock: Man
 
 
 def _run_one(args: tuple[LoadedScenario, str, ProviderChoice]) -> str:
+    """A -j worker's unit of work: the trace as JSON (what crosses the process boundary)."""
     loaded, run_id, provider = args
     return run_scenario(loaded, run_id=run_id, provider=provider).model_dump_json()
 
@@ -259,23 +319,40 @@ def run_suite(
     provider: ProviderChoice,
     jobs: int = 1,
     progress: Callable[[int, int, Trace], None] | None = None,
-) -> list[Trace]:
-    """Every scenario, in suite order; `jobs > 1` runs them in separate processes."""
-    work = [(loaded, run_id, provider) for loaded in scenarios]
+    store: StoredTraces | None = None,
+) -> Sequence[Trace]:
+    """Every scenario, in suite order; `jobs > 1` runs them in separate processes.
+
+    With `store`, each trace goes to its file as its scenario finishes and none is kept in
+    memory: the store is returned (it reads them back one at a time).
+    """
     traces: list[Trace] = []
-    if jobs <= 1:
-        results = map(_run_one, work)
-        for n, raw in enumerate(results, start=1):
-            trace = Trace.model_validate(json.loads(raw))
+    for n, trace in enumerate(_traces(scenarios, run_id, provider, jobs), start=1):
+        if store is not None:
+            store.add(trace)
+        else:
             traces.append(trace)
-            if progress:
-                progress(n, len(work), trace)
-        return traces
+        if progress:
+            progress(n, len(scenarios), trace)
+    return store if store is not None else traces
+
+
+def _traces(
+    scenarios: Sequence[LoadedScenario], run_id: str, provider: ProviderChoice, jobs: int
+) -> Iterator[Trace]:
+    """The traces in suite order, each as soon as it (and every one before it) is done."""
+    if jobs <= 1:
+        cache = SuiteCache()
+        try:
+            for loaded in scenarios:
+                yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
+        finally:
+            cache.close()
+        return
+    work = [(loaded, run_id, provider) for loaded in scenarios]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for n, raw in enumerate(pool.map(_run_one, work), start=1):
-            trace = Trace.model_validate(json.loads(raw))
-            traces.append(trace)
-            if progress:
-                progress(n, len(work), trace)
-    return traces
+        # A chunk per task keeps the round trips down; results still come back in order.
+        chunk = max(1, min(32, len(work) // (jobs * 8)))
+        for raw in pool.map(_run_one, work, chunksize=chunk):
+            yield Trace.model_validate(json.loads(raw))

@@ -9,12 +9,13 @@ one round rather than ten. `python -m harness._scenario_load` rewrites the JSON 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -45,7 +46,7 @@ def default_policy_path() -> Path:
 class LoadedScenario:
     """A validated scenario with where it came from, to point errors at the right line."""
 
-    scenario: Scenario
+    form: Scenario | bytes  # the validated model, or its JSON once packed (`packed()`)
     path: Path
     line: int  # the line of the scenario's first key
     lines: Mapping[Loc, int] = field(repr=False, compare=False)  # loc relative to the scenario
@@ -55,6 +56,20 @@ class LoadedScenario:
         if not self.display_path:
             object.__setattr__(self, "display_path", self.path.as_posix())
 
+    @property
+    def scenario(self) -> Scenario:
+        form = self.form
+        return form if isinstance(form, Scenario) else _unpack(form)
+
+    def packed(self) -> LoadedScenario:
+        """This scenario as its JSON and without its line map: what a checked suite keeps of
+        each scenario (a tenth of the model's memory), so memory does not grow with the suite.
+        The model comes back on access; suite passes go scenario by scenario, so the few most
+        recent stay parsed."""
+        form = self.form
+        packed = form if isinstance(form, bytes) else form.model_dump_json().encode("utf-8")
+        return replace(self, form=packed, lines={k: v for k, v in self.lines.items() if k == _ID})
+
     def line_of(self, *loc: str | int) -> int:
         """The line of `loc` (e.g. "script", 0, "calls", 0, "tool"), or of its closest parent."""
         for end in range(len(loc), 0, -1):
@@ -62,6 +77,14 @@ class LoadedScenario:
             if line is not None:
                 return line
         return self.line
+
+
+_ID: Loc = ("id",)  # a packed scenario keeps the line of its id (duplicate ids name both)
+
+
+@functools.lru_cache(maxsize=256)
+def _unpack(packed: bytes) -> Scenario:
+    return Scenario.model_validate_json(packed)
 
 
 def resolve_mcp_config(loaded: LoadedScenario) -> Path | None:
@@ -105,11 +128,18 @@ class _Problem:
         return f"{where}: {self.message}"
 
 
-def load_scenarios(paths: Sequence[Path], *, tags: Sequence[str] = ()) -> list[LoadedScenario]:
+def load_scenarios(
+    paths: Sequence[Path],
+    *,
+    tags: Sequence[str] = (),
+    each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
+) -> list[LoadedScenario]:
     """Load and validate every scenario under `paths`; keep those with ANY of `tags`.
 
     Raises one ScenarioError listing every problem (`FILE:LINE: ...` a line), including ids
-    used twice across the suite, and when the selection is empty.
+    used twice across the suite, and when the selection is empty. `each_file` sees each file's
+    scenarios as soon as that file is loaded and returns what to keep of them (a checked suite
+    checks and packs them there, so a big suite is never held whole as models).
     """
     problems: list[_Problem] = []
     files: list[tuple[Path, str]] = []
@@ -122,7 +152,8 @@ def load_scenarios(paths: Sequence[Path], *, tags: Sequence[str] = ()) -> list[L
                 files.append((file, display_path(file)))
     loaded: list[LoadedScenario] = []
     for file, shown in files:
-        loaded.extend(_load_file(file, shown, problems))
+        items = _load_file(file, shown, problems)
+        loaded.extend(each_file(items) if each_file is not None else items)
     problems.extend(_duplicate_ids(loaded))
     if problems:
         raise _suite_error(problems)
@@ -239,9 +270,15 @@ def _load_list(
             )
         )
         return []
+    # Each item's lines, in one pass: filtering the whole file's map per item is quadratic.
+    per_item: dict[int, dict[Loc, int]] = {}
+    for loc, line in lines.items():
+        if len(loc) >= 2 and loc[0] == "scenarios" and isinstance(loc[1], int):
+            per_item.setdefault(loc[1], {})[loc] = line
     loaded: list[LoadedScenario] = []
     for index, item in enumerate(items):
-        loaded.extend(_load_one(path, item, ("scenarios", index), lines, index, problems))
+        own = per_item.get(index, {})
+        loaded.extend(_load_one(path, item, ("scenarios", index), own, index, problems))
     return loaded
 
 
@@ -284,7 +321,7 @@ def _load_one(
         ]
         problems.extend(found)
         return []
-    return [LoadedScenario(scenario=scenario, path=path, line=first, lines=lines)]
+    return [LoadedScenario(form=scenario, path=path, line=first, lines=lines)]
 
 
 def _duplicate_ids(loaded: Sequence[LoadedScenario]) -> list[_Problem]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import posixpath
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance import Policy, SystemClock, load_policy
+from governance import Policy, SystemClock, ToolRegistry, load_policy
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._checks import expand_checks, inventory_of
@@ -31,7 +31,8 @@ from harness._suite_check import load_checked_suite as load_checked_suite
 from harness._suite_check import mcp_registry as mcp_registry
 from harness._suite_check import registry_for
 from harness._trace import Trace
-from harness.providers import ReplayProvider
+from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
+from harness.providers._replay import ReplayProvider
 
 
 def new_run_id() -> str:
@@ -43,17 +44,17 @@ def new_run_id() -> str:
 def score(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[list[CheckResult], tuple[MetricResult, ...]]:
-    by_id = {item.scenario.id: item.scenario for item in scenarios}
+    by_id = {item.scenario.id: item for item in scenarios}  # packed: models one at a time
     checks: list[CheckResult] = []
     for trace in traces:
-        scenario = by_id.get(trace.scenario_id)
-        if scenario is None:
+        item = by_id.get(trace.scenario_id)
+        if item is None:
             raise UsageProblem(
                 f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
                 "the scenario files given; point --scenarios at the files the run used, or "
                 "re-run the suite"
             )
-        checks.extend(expand_checks(scenario, trace))
+        checks.extend(expand_checks(item.scenario, trace))
     return checks, compute_metrics(checks)
 
 
@@ -78,12 +79,17 @@ def assemble(
     gate_result = None
     if baseline is not None:
         known = set(baseline.scenarios)
+        digests = (
+            traces.digests
+            if isinstance(traces, StoredTraces)
+            else {t.scenario_id: t.digest for t in traces}
+        )
         gate_result = gate(
             compute_metrics(c for c in checks if c.scenario_id in known),
             inventory_of(checks),
-            {t.scenario_id: t.digest for t in traces},
+            digests,
             baseline,
-            current_traces={t.scenario_id: t.stable_dict() for t in traces},
+            current_traces=LazyStableTraces(traces),
             baseline_traces=baseline_traces,
             current_coverage={
                 c.policy_file: CoverageState(c.covered, c.uncovered) for c in coverage
@@ -93,7 +99,7 @@ def assemble(
         )
     return SuiteResult(
         run_id=run_id,
-        traces=tuple(traces),
+        traces=traces if isinstance(traces, StoredTraces) else tuple(traces),
         checks=tuple(checks),
         metrics=metrics,
         baseline_metrics=metric_results(baseline) if baseline is not None else None,
@@ -120,10 +126,17 @@ def policy_file_name(loaded: LoadedScenario) -> str:
 def measure_coverage(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[PolicyCoverage, ...]:
-    """Coverage of every policy file at least one scenario runs with, from the traces."""
+    """Coverage of every policy file at least one scenario runs with, from the traces (read one
+    at a time: a streamed run's traces are never all in memory)."""
+    return measure(_policy_uses(scenarios, traces))
+
+
+def _policy_uses(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
+) -> Iterator[PolicyUse]:
     by_id = {item.scenario.id: item for item in scenarios}
     policies: dict[Path, Policy] = {}
-    uses: list[PolicyUse] = []
+    impacts_of: dict[int, tuple[ToolRegistry, dict[str, Any]]] = {}
     for trace in traces:
         item = by_id.get(trace.scenario_id)
         if item is None:
@@ -132,9 +145,13 @@ def measure_coverage(
         if path not in policies:
             policies[path] = load_policy(path)
         registry = registry_for(item)
-        impacts = {d.name: d.impact for d in registry.descriptors()}
-        uses.append(PolicyUse(policy_file_name(item), policies[path], trace, impacts))
-    return measure(uses)
+        known = impacts_of.get(id(registry))
+        if known is None:  # one table per distinct tool surface (registries are cached)
+            known = impacts_of[id(registry)] = (
+                registry,
+                {d.name: d.impact for d in registry.descriptors()},
+            )
+        yield PolicyUse(policy_file_name(item), policies[path], trace, known[1])
 
 
 def run_inputs(
@@ -205,7 +222,7 @@ def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
 @dataclass(frozen=True, slots=True)
 class SuiteRun:
     scenarios: list[LoadedScenario]
-    traces: list[Trace]
+    traces: Sequence[Trace]  # a StoredTraces when the run streamed them to a directory
     run_id: str
 
 
@@ -216,7 +233,15 @@ def run_checked_suite(
     jobs: int = 1,
     run_id: str | None = None,
     progress: Callable[[int, int, Trace], None] | None = None,
+    trace_dir: Path | None = None,
 ) -> SuiteRun:
+    """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish
+    (the reports directory's `traces/`), so memory does not grow with the suite."""
     run_id = run_id or new_run_id()
-    traces = run_suite(scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress)
+    store = None
+    if trace_dir is not None:
+        store = StoredTraces(trace_dir, trace_filenames([s.scenario.id for s in scenarios]))
+    traces = run_suite(
+        scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress, store=store
+    )
     return SuiteRun(scenarios=scenarios, traces=traces, run_id=run_id)

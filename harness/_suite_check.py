@@ -67,7 +67,9 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
     violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
     if violations:
         raise ContractBroken(violations)
-    return loaded
+    # Packed (kept as their JSON) once checked: a model and line map per scenario would make
+    # memory grow with the suite.
+    return [item.packed() for item in loaded]
 
 
 MAX_PARALLEL_CONFIGS = 4

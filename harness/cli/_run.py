@@ -18,6 +18,7 @@ from harness.cli._eval_common import (
 )
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
 from harness.providers._settings import resolve_settings
+from harness.reports._write import prepare_report_dir
 
 
 @click.command("run")
@@ -88,7 +89,13 @@ def run_command(
             acknowledged = acknowledgements(baseline, baseline_path or DEFAULT_BASELINE)
         elif baseline_path is not None or DEFAULT_BASELINE.is_file():
             baseline, traces = baseline_from_file(baseline_path or DEFAULT_BASELINE)
+    if provider == "openai" and resolve_settings() is None:
+        click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
+        return codes.SKIPPED
     run_id = new_run_id()
+    report_dir = report_dir or Path("reports") / run_id
+    # Traces stream into the report's traces/ as scenarios finish: memory stays flat.
+    trace_dir = prepare_report_dir(report_dir)
     if provider == "stub":
         from harness.providers import ProviderSettings
         from stubs.vendor import running_stub
@@ -97,18 +104,23 @@ def run_command(
             settings = ProviderSettings(base_url=url, model="proctor-stub-1", api_key="stub")
             run = run_checked_suite(
                 scenarios, provider=ProviderChoice("openai", settings), jobs=1,
-                run_id=run_id, progress=_progress,
+                run_id=run_id, progress=_progress, trace_dir=trace_dir,
             )  # fmt: skip
     else:
         choice = ProviderChoice()
         if provider == "openai":
             live = resolve_settings()
-            if live is None:
+            if live is None:  # the credential went away since the check above
                 click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
                 return codes.SKIPPED
             choice = ProviderChoice("openai", live)
         run = run_checked_suite(
-            scenarios, provider=choice, jobs=jobs, run_id=run_id, progress=_progress
+            scenarios,
+            provider=choice,
+            jobs=jobs,
+            run_id=run_id,
+            progress=_progress,
+            trace_dir=trace_dir,
         )
     result = assemble(
         run.run_id,
@@ -118,7 +130,7 @@ def run_command(
         baseline_traces=traces,
         acknowledged=acknowledged,
     )
-    return finish(result, report_dir or Path("reports") / run.run_id, fail_on_drift=fail_on_drift)
+    return finish(result, report_dir, fail_on_drift=fail_on_drift)
 
 
 def _progress(done: int, total: int, trace: Trace) -> None:

@@ -44,6 +44,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+
 __all__ = [
     "CredentialSourceError",
     "OpenAIProvider",

@@ -6,13 +6,15 @@ I/O, no clock, so every format says the same thing about the same run.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from harness import _exit_codes
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
+from harness._trace_store import StoredTraces
 
 REPORT_VERSION = 1
 
@@ -164,12 +166,20 @@ def metric_rows(result: SuiteResult) -> list[MetricRow]:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioSummary:
-    """A scenario as the reports list it: its trace (if it ran) and its checks."""
+    """A scenario as the reports list it: its trace (if it ran) and its checks.
+
+    The trace is read when asked for (from its file, for a run that streamed its traces), so a
+    list of summaries does not hold every trace of a big suite.
+    """
 
     id: str
     file: str | None
-    trace: Trace | None
+    load_trace: Callable[[], Trace | None] = field(repr=False, compare=False)
     checks: tuple[CheckResult, ...]
+
+    @property
+    def trace(self) -> Trace | None:
+        return self.load_trace()
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
@@ -180,25 +190,44 @@ class ScenarioSummary:
         return sum(1 for c in self.checks if c.passed)
 
 
+def trace_ids(result: SuiteResult) -> list[str]:
+    """The traced scenario ids in run order, without loading a trace."""
+    traces = result.traces
+    if isinstance(traces, StoredTraces):
+        return list(traces.ids)
+    return [t.scenario_id for t in traces]
+
+
+def trace_lookup(result: SuiteResult) -> Callable[[str], Trace | None]:
+    """scenario id -> its trace: from its file for a streamed run, else from memory."""
+    traces = result.traces
+    if isinstance(traces, StoredTraces):
+        return traces.get
+    by_id = {t.scenario_id: t for t in traces}
+    return by_id.get
+
+
 def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
     """Scenarios in trace order, then any that have checks but no trace."""
-    order: list[str] = []
-    for sid in _ids(result.traces, result.checks):
-        if sid not in order:
-            order.append(sid)
-    traces = {t.scenario_id: t for t in result.traces}
+    order: dict[str, None] = dict.fromkeys(trace_ids(result))
+    checks: dict[str, list[CheckResult]] = {}
+    for check in result.checks:
+        order.setdefault(check.scenario_id)
+        checks.setdefault(check.scenario_id, []).append(check)
+    lookup = trace_lookup(result)
+    files = dict(result.scenario_files)
     out = []
     for sid in order:
-        trace = traces.get(sid)
-        file = result.scenario_files.get(sid) or (trace.scenario_file if trace else None)
-        checks = tuple(c for c in result.checks if c.scenario_id == sid)
-        out.append(ScenarioSummary(sid, file or None, trace, checks))
+        file = files.get(sid)
+        if not file:
+            trace = lookup(sid)
+            file = trace.scenario_file if trace else None
+        out.append(
+            ScenarioSummary(
+                sid, file or None, functools.partial(lookup, sid), tuple(checks.get(sid, ()))
+            )
+        )
     return out
-
-
-def _ids(traces: Iterable[Trace], checks: Iterable[CheckResult]) -> Iterable[str]:
-    yield from (t.scenario_id for t in traces)
-    yield from (c.scenario_id for c in checks)
 
 
 def regression_subject(metric: str | None, scenario: str | None, check: str | None) -> str:

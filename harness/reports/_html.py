@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 from html import escape
+from collections.abc import Iterator
 from typing import Any
 
 from harness._results import CheckResult, SuiteResult
@@ -25,6 +26,8 @@ from harness._spans import (
 )
 from harness._trace import Trace
 from harness.reports._common import (
+    trace_ids,
+    trace_lookup,
     exit_meaning,
     METRIC_HEADERS,
     ScenarioSummary,
@@ -137,6 +140,12 @@ def script_json(value: Any) -> str:
 
 
 def render_html(result: SuiteResult) -> str:
+    return "".join(html_chunks(result))
+
+
+def html_chunks(result: SuiteResult) -> Iterator[str]:
+    """The report in pieces, so a big suite's report is written without being held whole:
+    each trace is rendered (and embedded) when its turn comes, then let go."""
     code = exit_code(result)
     summaries = scenarios(result)
     anchors = {s.id: f"scenario-{i}" for i, s in enumerate(summaries, start=1)}
@@ -162,15 +171,22 @@ def render_html(result: SuiteResult) -> str:
     parts += _metrics(result)
     parts += _failures(result.failed_checks, anchors)
     parts += _gate(result, anchors)
-    parts += _traces(result, summaries, anchors)
-    parts += [
-        '<script type="application/json" id="proctor-traces">',
-        script_json({t.scenario_id: t.model_dump(mode="json") for t in result.traces}),
-        "</script>",
-        f"<script>{_JS}</script>",
-        "</body></html>",
-    ]
-    return "\n".join(parts) + "\n"
+    yield "\n".join(parts) + "\n"
+    for part in _traces(result, summaries, anchors):
+        yield part + "\n"
+    yield '<script type="application/json" id="proctor-traces">\n'
+    # One object, keys in sorted order as json.dumps(sort_keys=True) would write them.
+    yield "{"
+    lookup = trace_lookup(result)
+    first = True
+    for sid in sorted(trace_ids(result)):
+        trace = lookup(sid)
+        if trace is None:
+            continue
+        yield f"{'' if first else ', '}{script_json(sid)}: {script_json(trace.model_dump(mode='json'))}"
+        first = False
+    yield "}\n</script>\n"
+    yield f"<script>{_JS}</script>\n</body></html>\n"
 
 
 def _metrics(result: SuiteResult) -> list[str]:
@@ -265,7 +281,7 @@ def _gate(result: SuiteResult, anchors: dict[str, str]) -> list[str]:
 
 def _traces(
     result: SuiteResult, summaries: list[ScenarioSummary], anchors: dict[str, str]
-) -> list[str]:
+) -> Iterator[str]:
     drifted = {d.scenario_id for d in result.gate.drift} if result.gate else set()
     out = [
         f'<section id="traces"><h2>Traces ({len(summaries)} scenario(s))</h2>',
@@ -274,9 +290,10 @@ def _traces(
         '<label><input type="checkbox" id="only-failing"> only scenarios with failed checks'
         "</label></div>",
     ]
+    yield "\n".join(out)
     for s in summaries:
-        out += _scenario(s, anchors[s.id], s.id in drifted)
-    return out + ["</section>"]
+        yield "\n".join(_scenario(s, anchors[s.id], s.id in drifted))
+    yield "</section>"
 
 
 def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:

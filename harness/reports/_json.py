@@ -28,10 +28,11 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness._results import CheckResult, MetricResult, SuiteResult
+from harness.reports._json_stream import Lazy, json_chunks
 from harness.reports._common import (
     exit_meaning,
     REPORT_VERSION,
@@ -46,6 +47,20 @@ from harness.reports._common import (
 
 def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:
     """The report as plain JSON values; `trace_paths` maps scenario id to its trace file."""
+    report: dict[str, Any] = _plain(_lazy_report(result, trace_paths))
+    return report
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Lazy):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _lazy_report(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:
+    """The report, its two long lists (every check, every scenario) produced when written."""
     gate = result.gate
     failed = result.failed_checks
     code = exit_code(result)
@@ -71,7 +86,7 @@ def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str
             "total": len(result.checks),
             "passed": len(result.checks) - len(failed),
             "failed": len(failed),
-            "results": [_check(c) | {"passed": c.passed} for c in result.checks],
+            "results": Lazy(lambda: (_check(c) | {"passed": c.passed} for c in result.checks)),
         },
         "failures": [_check(c) for c in failed],
         "regressions": [
@@ -104,13 +119,18 @@ def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str
             }
             for c in (gate.input_changes if gate else ())
         ],
-        "scenarios": [_scenario(s, trace_paths) for s in scenarios(result)],
+        # Each scenario's entry reads its trace when written: never all traces at once.
+        "scenarios": Lazy(lambda: (_scenario(s, trace_paths) for s in scenarios(result))),
     }
 
 
 def render_json(result: SuiteResult, trace_paths: Mapping[str, str]) -> str:
-    data = report_dict(result, trace_paths)
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
+    return "".join(json_report_chunks(result, trace_paths))
+
+
+def json_report_chunks(result: SuiteResult, trace_paths: Mapping[str, str]) -> Iterator[str]:
+    """report.json in pieces (sorted keys, indent 2), for writing a big suite's report."""
+    return json_chunks(_lazy_report(result, trace_paths))
 
 
 def _metric(metric: MetricResult | None, name: str) -> dict[str, Any]:

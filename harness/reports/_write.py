@@ -3,39 +3,27 @@
 from __future__ import annotations
 
 import hashlib
+import hashlib
+import itertools
 import os
 import re
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from harness._errors import HarnessError
 from harness._manifest import MANIFEST_NAME, ManifestTrace, build_manifest
 from harness._results import SuiteResult
-from harness.reports._html import render_html
-from harness.reports._json import render_json
+from harness._trace_store import StoredTraces
+from harness._trace_store import trace_filenames as trace_filenames
+from harness.reports._html import html_chunks
+from harness.reports._json import json_report_chunks
 from harness.reports._junit import render_junit
 from harness.reports._markdown import render_markdown
 
 TRACES_DIR = "traces"
-_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
-
-
-def trace_filenames(scenario_ids: list[str]) -> dict[str, str]:
-    """Scenario id -> `<id>.json`; an id unsafe as a file name (or equal to another but for case,
-    which collides on macOS/Windows) gets a sanitised name plus a short digest of the id."""
-    if len(set(scenario_ids)) != len(scenario_ids):
-        dupes = sorted(k for k, n in Counter(scenario_ids).items() if n > 1)
-        raise HarnessError(f"two traces share a scenario id: {', '.join(dupes)}")
-    folded = Counter(sid.casefold() for sid in scenario_ids)
-    names = {}
-    for sid in scenario_ids:
-        if _SAFE.fullmatch(sid) and folded[sid.casefold()] == 1:
-            names[sid] = f"{sid}.json"
-        else:
-            stem = re.sub(r"[^A-Za-z0-9._-]", "_", sid).lstrip("._-")[:80] or "scenario"
-            names[sid] = f"{stem}-{hashlib.sha256(sid.encode()).hexdigest()[:10]}.json"
-    return names
 
 
 def write_reports(
@@ -48,13 +36,21 @@ def write_reports(
     run's. The manifest pins every trace and report.json by digest, signed with `key` when one
     is given. Returns the written paths keyed by file name (`traces` for the directory).
     """
-    traces_dir = report_dir / TRACES_DIR
-    traces_dir.mkdir(parents=True, exist_ok=True)
-    # An earlier run's manifest must not vouch for this run's files while they are written.
-    (report_dir / MANIFEST_NAME).unlink(missing_ok=True)
-    names = trace_filenames([t.scenario_id for t in result.traces])
-    for trace in result.traces:
-        _write(traces_dir / names[trace.scenario_id], trace.canonical())
+    traces_dir = prepare_report_dir(report_dir)
+    traces = result.traces
+    stored = isinstance(traces, StoredTraces) and _same_dir(traces.directory, traces_dir)
+    if isinstance(traces, StoredTraces):
+        ids, digests = list(traces.ids), traces.digests
+    else:
+        ids = [t.scenario_id for t in traces]
+        digests = {t.scenario_id: t.digest for t in traces}
+    names = trace_filenames(ids)
+    if isinstance(traces, StoredTraces) and not stored:
+        for sid in ids:  # streamed elsewhere: copy each file, never holding them all
+            _write(traces_dir / names[sid], traces.path_of(sid).read_bytes())
+    elif not stored:
+        for trace in traces:
+            _write(traces_dir / names[trace.scenario_id], trace.canonical())
     for stale in traces_dir.glob("*.json"):
         if stale.name not in names.values():
             stale.unlink()
@@ -62,16 +58,19 @@ def write_reports(
     paths = {
         "junit.xml": _write(report_dir / "junit.xml", render_junit(result)),
         "summary.md": _write(report_dir / "summary.md", _encode(render_markdown(result))),
-        "report.html": _write(report_dir / "report.html", _encode(render_html(result))),
+        "report.html": _write_chunks(report_dir / "report.html", html_chunks(result)),
     }
     relative = {sid: f"{TRACES_DIR}/{name}" for sid, name in names.items()}
-    report = _encode(render_json(result, relative) + "\n")
-    paths["report.json"] = _write(report_dir / "report.json", report)
-    pinned = {
-        t.scenario_id: ManifestTrace(file=relative[t.scenario_id], digest=t.digest)
-        for t in sorted(result.traces, key=lambda t: t.scenario_id)
-    }
-    manifest = build_manifest(result.run_id, pinned, report, key=key)
+    report_digest = hashlib.sha256()
+    paths["report.json"] = _write_chunks(
+        report_dir / "report.json",
+        itertools.chain(json_report_chunks(result, relative), ["\n"]),
+        digest=report_digest,
+    )
+    pinned = {sid: ManifestTrace(file=relative[sid], digest=digests[sid]) for sid in sorted(ids)}
+    manifest = build_manifest(
+        result.run_id, pinned, report_digest="sha256:" + report_digest.hexdigest(), key=key
+    )
     # manifest.json last: its presence says the directory is complete.
     paths[MANIFEST_NAME] = _write(
         report_dir / MANIFEST_NAME, _encode(manifest.model_dump_json(indent=2) + "\n")
@@ -80,9 +79,42 @@ def write_reports(
     return paths
 
 
+def prepare_report_dir(report_dir: Path) -> Path:
+    """Make `report_dir/traces` and remove an earlier run's manifest (it must not vouch for
+    this run's files while they are written); returns the traces directory. A run that streams
+    its traces calls this before the first one is written."""
+    traces_dir = report_dir / TRACES_DIR
+    traces_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / MANIFEST_NAME).unlink(missing_ok=True)
+    return traces_dir
+
+
+def _same_dir(one: Path, other: Path) -> bool:
+    return one.resolve() == other.resolve()
+
+
 def _encode(text: str) -> bytes:
     # A lone surrogate cannot be UTF-8; write it as a visible \udXXX rather than fail the run.
     return text.encode("utf-8", errors="backslashreplace")
+
+
+def _write_chunks(path: Path, chunks: Iterable[str], *, digest: Any = None) -> Path:
+    """`_write` for text produced in pieces: each piece is encoded and written, then let go
+    (and fed to `digest`, a hashlib object, when given)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 16) as handle:
+            for chunk in chunks:
+                data = _encode(chunk)
+                handle.write(data)
+                if digest is not None:
+                    digest.update(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _write(path: Path, data: bytes) -> Path:

@@ -209,10 +209,8 @@ def test_a_changed_trace_alone_exits_0_listing_the_drift_and_2_with_fail_on_drif
     small: Path,
 ) -> None:
     def older(trace: dict[str, Any]) -> None:
-        trace["final_answer"] = "Your order ORD-0001 is shipped."
-        # The model said it that way then (a consistent trace, or it would not verify).
-        [last] = [s for s in trace["spans"] if s["kind"] == "model_turn"][-1:]
-        last["text"] = trace["model_text"] = "Your order ORD-0001 is shipped."
+        # A completed run answers with the model's text: the stored trace stays consistent.
+        trace["final_answer"] = trace["model_text"] = "Your order ORD-0001 is shipped."
 
     age_baseline_trace(small, "read-order-lookup", older)
     relaxed, strict = proctor_together(

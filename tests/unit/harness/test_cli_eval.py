@@ -201,10 +201,8 @@ def test_a_weaker_scenario_with_as_many_checks_exits_2_on_the_lost_check_alone(
 def test_drift_alone_is_listed_and_exits_0_or_2_with_fail_on_drift(small: Path) -> None:
     def older(trace: dict[str, Any]) -> None:
         assert trace["final_answer"] == "Order ORD-0001 is shipped."
-        trace["final_answer"] = "Your order ORD-0001 is shipped."
-        # The model said it that way then (a consistent trace, or it would not verify).
-        [last] = [s for s in trace["spans"] if s["kind"] == "model_turn"][-1:]
-        last["text"] = trace["model_text"] = "Your order ORD-0001 is shipped."
+        # A completed run answers with the model's text: the stored trace stays consistent.
+        trace["final_answer"] = trace["model_text"] = "Your order ORD-0001 is shipped."
 
     age_baseline_trace(small, "read-order-lookup", older)
     relaxed = proctor("run", "--report-dir", "relaxed")

@@ -1,0 +1,106 @@
+"""What every scenario of a suite shares, built once per process: compiled policies, the
+built-in tools, and a workspace reset from a template before each scenario.
+
+A scenario still starts from a clean, isolated state: its workspace (`files/` and the business
+database) is restored from the template before it runs, and its gateway's stores are new. Only
+what a scenario cannot change is shared: a compiled policy (immutable, keyed by the file's
+content digest, so an edited file is compiled again) and the tool objects, which hold no state
+but the workspace paths.
+
+Scratch state lives on the fastest storage the machine offers (`/dev/shm` when it is a
+writable tmpfs): a scenario's stores are throwaway, so paying for fsync buys nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from itertools import count
+from pathlib import Path
+
+from governance import Policy
+from governance._errors import PolicyError
+from governance._local_tools import LocalToolSource
+from governance._policy_load import parse_policy
+from governance._yaml_lines import decode_text
+from governance.tools import Workspace, builtin_tools
+
+_FAST_SCRATCH = Path("/dev/shm")
+
+
+def scratch_parent() -> str | None:
+    """Where scenario scratch directories go: RAM-backed when available, else the default
+    temporary directory (`None` lets `tempfile` choose, honouring TMPDIR)."""
+    if _FAST_SCRATCH.is_dir() and os.access(_FAST_SCRATCH, os.W_OK | os.X_OK):
+        return str(_FAST_SCRATCH)
+    return None
+
+
+class SuiteCache:
+    """Per-process state shared by the scenarios of a suite. `close()` removes the scratch."""
+
+    def __init__(self) -> None:
+        self._scratch = tempfile.TemporaryDirectory(prefix="proctor-suite-", dir=scratch_parent())
+        root = Path(self._scratch.name)
+        self._policies: dict[tuple[Path, str], Policy] = {}
+        self._states = count(1)
+        # The template: seeded once, exactly as a fresh gateway would seed its workspace.
+        template = Workspace(root / "template").ensure()
+        self._template_files = template.files_dir
+        self._template_db = sqlite3.connect(":memory:")
+        source = sqlite3.connect(template.db_path)
+        try:
+            source.backup(self._template_db)
+        finally:
+            source.close()
+        # The workspace every scenario of this process runs in, reset before each one.
+        self.workspace = Workspace(root / "workspace").ensure()
+        self._builtin = builtin_tools(self.workspace.root)
+        self._root = root
+
+    def policy(self, path: Path) -> Policy:
+        """The compiled policy of `path` as its bytes are now: parsed once per content digest."""
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise PolicyError(
+                path, None, f"cannot read the policy file ({exc.strerror or exc}); check the path"
+            ) from None
+        key = (path, hashlib.sha256(raw).hexdigest())
+        found = self._policies.get(key)
+        if found is None:
+            text = decode_text(raw, str(path), PolicyError, subject="policy")
+            found = self._policies[key] = parse_policy(text, str(path))
+        return found
+
+    def builtin_source(self) -> LocalToolSource:
+        """The built-in tools, bound to `workspace` (reset it first with `fresh_workspace`)."""
+        return self._builtin
+
+    def fresh_workspace(self) -> Workspace:
+        """Restore the workspace to the template: every file and row a scenario left is gone."""
+        files = self.workspace.files_dir
+        if files.is_symlink() or files.is_file():
+            files.unlink()
+        elif files.exists():
+            shutil.rmtree(files)
+        shutil.copytree(self._template_files, files, symlinks=True)
+        target = sqlite3.connect(self.workspace.db_path)
+        try:
+            self._template_db.backup(target)
+        finally:
+            target.close()
+        return self.workspace
+
+    def new_state_dir(self) -> Path:
+        """An empty directory for one scenario's gateway stores."""
+        path = self._root / f"state-{next(self._states)}"
+        path.mkdir()
+        return path
+
+    def close(self) -> None:
+        self._template_db.close()
+        self._scratch.cleanup()

@@ -1,0 +1,125 @@
+"""A run's traces on disk: each written as its scenario finishes, read back one at a time.
+
+Memory stays flat however big the suite: what is kept per scenario is its id, file name and
+digest; scoring, coverage, the gate and the reports read each trace from its file when they
+reach it. The files are the trace files the reports directory holds (`traces/<id>.json`, each
+trace's canonical bytes), so nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import overload
+
+from harness._errors import HarnessError
+from harness._trace import Trace
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
+
+
+def trace_filenames(scenario_ids: list[str]) -> dict[str, str]:
+    """Scenario id -> `<id>.json`; an id unsafe as a file name (or equal to another but for case,
+    which collides on macOS/Windows) gets a sanitised name plus a short digest of the id."""
+    if len(set(scenario_ids)) != len(scenario_ids):
+        dupes = sorted(k for k, n in Counter(scenario_ids).items() if n > 1)
+        raise HarnessError(f"two traces share a scenario id: {', '.join(dupes)}")
+    folded = Counter(sid.casefold() for sid in scenario_ids)
+    names = {}
+    for sid in scenario_ids:
+        if _SAFE.fullmatch(sid) and folded[sid.casefold()] == 1:
+            names[sid] = f"{sid}.json"
+        else:
+            stem = re.sub(r"[^A-Za-z0-9._-]", "_", sid).lstrip("._-")[:80] or "scenario"
+            names[sid] = f"{stem}-{hashlib.sha256(sid.encode()).hexdigest()[:10]}.json"
+    return names
+
+
+class StoredTraces(Sequence[Trace]):
+    """Traces in the order they were added, each loaded from its file when asked for."""
+
+    def __init__(self, directory: Path, names: Mapping[str, str]) -> None:
+        """`names`: scenario id -> file name in `directory`, for every scenario that may run."""
+        self.directory = directory
+        self._names = dict(names)
+        self._order: list[str] = []
+        self._digests: dict[str, str] = {}
+        self.live = False  # whether any trace came from a live provider
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def add(self, trace: Trace) -> None:
+        sid = trace.scenario_id
+        if sid in self._digests:
+            raise HarnessError(f"two traces share a scenario id: {sid}")
+        name = self._names.get(sid)
+        if name is None:
+            raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
+        (self.directory / name).write_bytes(trace.canonical())
+        self._order.append(sid)
+        self._digests[sid] = trace.digest
+        self.live = self.live or trace.provider.live
+
+    def path_of(self, scenario_id: str) -> Path:
+        return self.directory / self._names[scenario_id]
+
+    def get(self, scenario_id: str) -> Trace | None:
+        if scenario_id not in self._digests:
+            return None
+        return Trace.model_validate_json(self.path_of(scenario_id).read_bytes())
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._order)
+
+    @property
+    def digests(self) -> Mapping[str, str]:
+        return dict(self._digests)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> Trace: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Trace]: ...
+
+    def __getitem__(self, index: int | slice) -> Trace | Sequence[Trace]:
+        if isinstance(index, slice):
+            return [self._load(sid) for sid in self._order[index]]
+        return self._load(self._order[index])
+
+    def __iter__(self) -> Iterator[Trace]:
+        for sid in self._order:
+            yield self._load(sid)
+
+    def _load(self, scenario_id: str) -> Trace:
+        return Trace.model_validate_json(self.path_of(scenario_id).read_bytes())
+
+
+class LazyStableTraces(Mapping[str, Mapping[str, object]]):
+    """scenario id -> the trace's stable form, read from its file only when a diff needs it."""
+
+    def __init__(self, traces: Sequence[Trace]) -> None:
+        self._traces = traces
+        self._ids = (
+            traces.ids if isinstance(traces, StoredTraces) else tuple(t.scenario_id for t in traces)
+        )
+
+    def __getitem__(self, scenario_id: str) -> Mapping[str, object]:
+        if isinstance(self._traces, StoredTraces):
+            trace = self._traces.get(scenario_id)
+        else:
+            trace = next((t for t in self._traces if t.scenario_id == scenario_id), None)
+        if trace is None:
+            raise KeyError(scenario_id)
+        return trace.stable_dict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)

@@ -1,0 +1,98 @@
+"""A run streams its traces to disk as scenarios finish, keeps its scenarios packed, and
+builds the same reports from the files as it would from traces held in memory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness._runner import ProviderChoice
+from harness._suite import assemble, load_checked_suite, run_checked_suite
+from harness._trace import Trace
+from harness._trace_store import StoredTraces
+from harness.reports import write_reports
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def _suite() -> list[Path]:
+    return [SCENARIOS / name for name in ("reads.yaml", "blocks.yaml", "budgets.yaml")]
+
+
+def test_each_trace_is_on_disk_when_its_scenario_finishes(tmp_path: Path) -> None:
+    scenarios = load_checked_suite(_suite())
+    seen: list[tuple[str, bool, bool]] = []
+
+    def progress(done: int, total: int, trace: Trace) -> None:
+        path = tmp_path / "traces" / f"{trace.scenario_id}.json"
+        later = scenarios[done].scenario.id if done < total else None
+        later_written = later is not None and (tmp_path / "traces" / f"{later}.json").exists()
+        seen.append((trace.scenario_id, path.is_file(), later_written))
+
+    run = run_checked_suite(
+        scenarios,
+        provider=ProviderChoice(),
+        run_id="run-stream",
+        progress=progress,
+        trace_dir=tmp_path / "traces",
+    )
+    assert [sid for sid, _, _ in seen] == [s.scenario.id for s in scenarios]
+    assert all(on_disk for _, on_disk, _ in seen)  # written as it finished...
+    assert not any(later for _, _, later in seen)  # ...and not before
+    assert isinstance(run.traces, StoredTraces)
+    assert len(run.traces) == len(scenarios)
+    first = (tmp_path / "traces" / f"{scenarios[0].scenario.id}.json").read_bytes()
+    assert run.traces[0].canonical() == first
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_reports_from_streamed_traces_equal_reports_from_traces_in_memory(
+    tmp_path: Path, jobs: int
+) -> None:
+    scenarios = load_checked_suite(_suite())
+    held = run_checked_suite(scenarios, provider=ProviderChoice(), run_id="run-same")
+    streamed = run_checked_suite(
+        scenarios,
+        provider=ProviderChoice(),
+        run_id="run-same",
+        jobs=jobs,
+        trace_dir=tmp_path / "streamed" / "traces",
+    )
+    assert isinstance(held.traces, list) and isinstance(streamed.traces, StoredTraces)
+    write_reports(assemble("run-same", scenarios, held.traces), tmp_path / "held")
+    write_reports(assemble("run-same", scenarios, streamed.traces), tmp_path / "streamed")
+    for name in ("report.json", "summary.md", "junit.xml", "report.html", "manifest.json"):
+        assert (tmp_path / "held" / name).read_bytes() == (
+            tmp_path / "streamed" / name
+        ).read_bytes(), name
+    held_traces = sorted(p.name for p in (tmp_path / "held" / "traces").iterdir())
+    assert held_traces == sorted(p.name for p in (tmp_path / "streamed" / "traces").iterdir())
+    for name in held_traces:
+        assert (tmp_path / "held" / "traces" / name).read_bytes() == (
+            tmp_path / "streamed" / "traces" / name
+        ).read_bytes()
+
+
+def test_streamed_traces_copied_to_another_report_dir_are_written_there(tmp_path: Path) -> None:
+    scenarios = load_checked_suite([SCENARIOS / "reads.yaml"])
+    run = run_checked_suite(
+        scenarios, provider=ProviderChoice(), run_id="run-copy", trace_dir=tmp_path / "spool"
+    )
+    paths = write_reports(assemble("run-copy", scenarios, run.traces), tmp_path / "report")
+    written = sorted(p.name for p in paths["traces"].iterdir())
+    assert written == sorted(f"{s.scenario.id}.json" for s in scenarios)
+    shutil.rmtree(tmp_path / "spool")
+    assert all((paths["traces"] / name).stat().st_size > 0 for name in written)
+
+
+def test_a_checked_suite_keeps_its_scenarios_packed_and_they_read_back_equal() -> None:
+    from harness._scenario_load import load_scenarios
+
+    models = load_scenarios(_suite())
+    packed = load_checked_suite(_suite())
+    assert all(isinstance(item.form, bytes) for item in packed)
+    assert all(item.lines.keys() <= {("id",)} for item in packed)
+    assert [item.scenario for item in packed] == [item.scenario for item in models]
+    assert [item.line for item in packed] == [item.line for item in models]

@@ -1,0 +1,40 @@
+"""report.json written in pieces is byte-for-byte what json.dumps would write whole."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.reports._json_stream import Lazy, json_chunks
+
+_LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_VALUES)
+def test_chunks_join_to_what_json_dumps_writes(value: Any) -> None:
+    expected = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+    assert "".join(json_chunks(value)) == expected
+
+
+def test_a_lazy_list_is_written_like_a_list_and_produced_only_when_written() -> None:
+    produced: list[int] = []
+
+    def items() -> Any:
+        for n in range(3):
+            produced.append(n)
+            yield {"n": n, "text": "é<>"}
+
+    lazy = {"b": Lazy(items), "a": Lazy(lambda: iter(())), "c": []}
+    chunks = json_chunks(lazy)
+    assert produced == []
+    plain = {"b": [{"n": n, "text": "é<>"} for n in range(3)], "a": [], "c": []}
+    assert "".join(chunks) == json.dumps(plain, sort_keys=True, indent=2, ensure_ascii=False)
+    assert produced == [0, 1, 2]
