@@ -28,34 +28,16 @@ from tests.small_suite import (
     SMALL_IDS,
     Page,
     age_baseline_trace,
-    build_small_suite,
     edit_scenario,
     parse_html,
     report_exit_code,
 )
 
 
-@pytest.fixture(scope="module")
-def small_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("small-suite")
-    build_small_suite(root)
-    return root
-
-
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("PROCTOR_"):
             monkeypatch.delenv(name)
-
-
-@pytest.fixture
-def small(small_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh copy of the small suite and its baseline; cwd is the copy."""
-    root = tmp_path / "work"
-    shutil.copytree(small_template, root)
-    monkeypatch.chdir(root)
-    _clean_env(monkeypatch)
-    return root
 
 
 @pytest.fixture

@@ -16,25 +16,7 @@ from click.testing import CliRunner, Result
 from harness._baseline import load_baseline
 from harness.cli import _baseline_cmd
 from harness.cli._app import cli
-from tests.small_suite import build_small_suite, edit_scenario
-
-
-@pytest.fixture(scope="module")
-def small_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("small-suite")
-    build_small_suite(root)
-    return root
-
-
-@pytest.fixture
-def small(small_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "work"
-    shutil.copytree(small_template, root)
-    monkeypatch.chdir(root)
-    for name in list(os.environ):
-        if name.startswith("PROCTOR_"):
-            monkeypatch.delenv(name)
-    return root
+from tests.small_suite import edit_scenario
 
 
 def proctor(*args: str) -> Result:

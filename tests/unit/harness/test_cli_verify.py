@@ -19,29 +19,11 @@ from click.testing import CliRunner, Result
 
 from governance import canonical_json
 from harness.cli._app import cli
-from tests.small_suite import build_small_suite, edit_scenario
+from tests.small_suite import edit_scenario
 from tests.unit.harness.test_cli_eval import write_allow_delete_policy
 
 KEY_ENV = "PROCTOR_REPORT_KEY"
 Forge = Callable[[dict[str, Any]], None]
-
-
-@pytest.fixture(scope="module")
-def small_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("small-suite")
-    build_small_suite(root)
-    return root
-
-
-@pytest.fixture
-def small(small_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "work"
-    shutil.copytree(small_template, root)
-    monkeypatch.chdir(root)
-    for name in list(os.environ):
-        if name.startswith("PROCTOR_"):
-            monkeypatch.delenv(name)
-    return root
 
 
 def proctor(*args: str) -> Result:
