@@ -96,7 +96,7 @@ def check_local_schema(schema: Mapping[str, Any]) -> None:
             )
     # Checking against the metaschema costs milliseconds, and the same few schemas come back on
     # every call and every scenario: plain JSON schemas are checked once per process.
-    key = repr(schema) if _plain(schema) else None
+    key = _schema_key(schema)
     if key is not None and key in _METASCHEMA_CHECKED:
         problem = _METASCHEMA_CHECKED[key]
     else:
@@ -107,8 +107,19 @@ def check_local_schema(schema: Mapping[str, Any]) -> None:
         raise SchemaRefused("schema_invalid", f"the schema is invalid ({problem})")
 
 
+def _schema_key(schema: Mapping[str, Any]) -> str | None:
+    """The canonical text both caches key a schema by, or None when it is not plain JSON
+    (a tuple, a non-string key, NaN: such a schema is checked every time, never cached)."""
+    try:
+        if not _plain(schema):
+            return None
+        return json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 def _plain(node: object) -> bool:
-    """Only dicts with string keys, lists and JSON scalars: its repr identifies it exactly."""
+    """Only dicts with string keys, lists and JSON scalars: its JSON text identifies it exactly."""
     if isinstance(node, dict):
         return all(isinstance(k, str) and _plain(v) for k, v in node.items())
     if isinstance(node, list):
@@ -134,12 +145,7 @@ _VALIDATORS_LOCK = threading.Lock()
 
 def local_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     """A validator for `schema` that can never retrieve a reference; SchemaRefused if unusable."""
-    try:
-        text: str | None = json.dumps(
-            schema, sort_keys=True, separators=(",", ":"), allow_nan=False
-        )
-    except (TypeError, ValueError, RecursionError):
-        text = None  # not plain JSON: checked below, never cached
+    text = _schema_key(schema)
     if text is not None:
         with _VALIDATORS_LOCK:
             found = _VALIDATORS.get(text)
@@ -160,7 +166,7 @@ def first_problem(validator: Draft202012Validator, instance: Mapping[str, Any]) 
     (a reference that fails to resolve at run time) raise SchemaRefused."""
     try:
         errors = sorted(validator.iter_errors(dict(instance)), key=lambda e: list(e.path))
-    except (RecursionError, Exception) as exc:  # referencing errors, pathological schemas
+    except Exception as exc:  # referencing errors, RecursionError, pathological schemas
         raise SchemaRefused(
             "schema_invalid", f"the schema could not be applied ({type(exc).__name__})"
         ) from exc
