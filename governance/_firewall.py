@@ -248,18 +248,13 @@ class Firewall:
             result = self._govern(call, usage, attempt)
             self._flush()  # a refusal's records are written before the refusal is returned
             return result
-        except (_AuditFailed, AuditWriteError) as exc:
-            if attempt.started:
-                return _outcome_unrecorded(call, exc)
-            return _audit_unavailable(call, exc)
         except Exception as exc:  # a bug or a broken collaborator: never a traceback, never a run
-            try:
-                self._flush()  # keep what was decided before the failure, if it can be kept
-            except Exception:
-                pass
-            if attempt.started:
-                return _outcome_unrecorded(call, exc)
-            return _internal_refusal(call, exc)
+            if not isinstance(exc, _AuditFailed | AuditWriteError):
+                try:
+                    self._flush()  # keep what was decided before the failure, if it can be kept
+                except Exception:
+                    pass
+            return _failure(call, exc, attempt)
         finally:
             self._local.batch = None
 
@@ -275,7 +270,7 @@ class Firewall:
         try:
             snapshot = snapshot_arguments(call.arguments)
         except ArgumentRefused as exc:  # not plain JSON: nothing of it can be judged or recorded
-            self._record(call, "tool.requested", self._requested(call, None, usage))
+            self._record(call, "tool.requested", self._requested(call, usage, json=False))
             self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
             return _rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
         # From here on only the snapshot exists: the caller's mapping is never read again.
@@ -285,12 +280,12 @@ class Firewall:
                 descriptor.input_schema if descriptor is not None else None, snapshot
             )
         except ArgumentRefused as exc:  # a declared path with no single safe reading
-            self._record(call, "tool.requested", self._requested(call, None, usage))
+            self._record(call, "tool.requested", self._requested(call, usage))
             decision = self._unsafe_argument(exc)
             self._record(call, "policy.decided", _decision_record(decision))
             return self._refusal(call, decision, "blocked", decision.reason, decision.message)
         call = replace(call, arguments=prepared.arguments)
-        self._record(call, "tool.requested", self._requested(call, prepared, usage))
+        self._record(call, "tool.requested", self._requested(call, usage, prepared))
         if descriptor is not None:
             try:
                 problem = self._schema_problem(descriptor, call.arguments)
@@ -348,9 +343,18 @@ class Firewall:
         )
 
     def _requested(
-        self, call: ToolCall, prepared: PreparedArguments | None, usage: RunUsage | None
+        self,
+        call: ToolCall,
+        usage: RunUsage | None,
+        prepared: PreparedArguments | None = None,
+        *,
+        json: bool = True,
     ) -> dict[str, Any]:
+        """The `tool.requested` record: the arguments as judged (`prepared`), as snapshotted
+        when preparing them was refused, or nothing when they are not JSON at all (`json`)."""
         data: dict[str, Any] = {
+            "arguments": dict(call.arguments) if json else None,
+            "arguments_digest": self._audit.digest_arguments(call.arguments) if json else None,
             "principal": {
                 "actor": call.principal.actor,
                 "agent": call.principal.agent,
@@ -358,23 +362,10 @@ class Firewall:
             },
             "tokens_used": (usage or RunUsage()).tokens_used,
         }
-        if prepared is None:  # refused while being prepared: what was proposed, if JSON at all
-            try:
-                snapshot = snapshot_arguments(call.arguments)
-            except ArgumentRefused:
-                return {"arguments": None, "arguments_digest": None, **data}
-            return {
-                "arguments": snapshot,
-                "arguments_digest": self._audit.digest_arguments(snapshot),
-                **data,
-            }
-        return {
-            "arguments": dict(call.arguments),
-            "arguments_digest": self._audit.digest_arguments(call.arguments),
-            **data,
-            "defaults_applied": list(prepared.defaults_applied),
-            "canonicalised": list(prepared.canonicalised),
-        }
+        if prepared is not None:
+            data["defaults_applied"] = list(prepared.defaults_applied)
+            data["canonicalised"] = list(prepared.canonicalised)
+        return data
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -536,12 +527,8 @@ class Firewall:
         attempt = _Attempt()
         try:
             return self._resume(approval_id, call, usage, attempt)
-        except (_AuditFailed, AuditWriteError) as exc:
-            failed = _outcome_unrecorded(call, exc) if attempt.started else None
-            return replace(failed or _audit_unavailable(call, exc), approval_id=approval_id)
         except Exception as exc:  # never a traceback: refused, or "may have run" once started
-            failed = _outcome_unrecorded(call, exc) if attempt.started else None
-            return replace(failed or _internal_refusal(call, exc), approval_id=approval_id)
+            return replace(_failure(call, exc, attempt), approval_id=approval_id)
 
     def _resume(
         self, approval_id: str, call: ToolCall, usage: RunUsage | None, attempt: _Attempt
@@ -944,44 +931,30 @@ class Firewall:
 _HELD_MESSAGE = "held for human approval; nothing was executed"
 
 
-def _audit_unavailable(call: ToolCall, exc: Exception) -> ToolResult:
-    """The write-ahead record failed before the tool ran: a failed result, nothing executed."""
+def _result(call: ToolCall, outcome: Outcome, reason: str, error: str) -> ToolResult:
+    """A result with no output and no decision: the firewall's own failure or refusal."""
     return ToolResult(
-        call_id=call.call_id,
-        tool=call.tool,
-        outcome="failed",
-        error=f"not executed: the audit log could not record the call ({exc})",
-        reason="audit_unavailable",
+        call_id=call.call_id, tool=call.tool, outcome=outcome, error=error, reason=reason
     )
 
 
 def _rejected(call: ToolCall, reason: str, message: str) -> ToolResult:
     """Refused before any decision (arguments or schema unusable): failed, nothing executed."""
-    return ToolResult(
-        call_id=call.call_id, tool=call.tool, outcome="failed", error=message, reason=reason
-    )
+    return _result(call, "failed", reason, message)
 
 
-def _internal_refusal(call: ToolCall, exc: Exception) -> ToolResult:
-    """An unexpected failure before the tool ran: refused, fail closed, nothing executed."""
-    return ToolResult(
-        call_id=call.call_id,
-        tool=call.tool,
-        outcome="blocked",
-        error=f"not executed: the firewall could not decide this call ({type(exc).__name__})",
-        reason="firewall_error",
-    )
-
-
-def _outcome_unrecorded(call: ToolCall, exc: Exception) -> ToolResult:
-    """A failure after the tool may have run: never reported as "not executed"."""
-    return ToolResult(
-        call_id=call.call_id,
-        tool=call.tool,
-        outcome="failed",
-        error=f"the tool may have run, but its outcome could not be recorded ({exc})",
-        reason="outcome_unknown",
-    )
+def _failure(call: ToolCall, exc: Exception, attempt: _Attempt) -> ToolResult:
+    """What an exception inside the firewall becomes: once the tool may have run, never "not
+    executed"; before, an audit failure is `audit_unavailable` and anything else a fail-closed
+    refusal (`firewall_error`)."""
+    if attempt.started:
+        error = f"the tool may have run, but its outcome could not be recorded ({exc})"
+        return _result(call, "failed", "outcome_unknown", error)
+    if isinstance(exc, _AuditFailed | AuditWriteError):  # the write-ahead record failed
+        error = f"not executed: the audit log could not record the call ({exc})"
+        return _result(call, "failed", "audit_unavailable", error)
+    error = f"not executed: the firewall could not decide this call ({type(exc).__name__})"
+    return _result(call, "blocked", "firewall_error", error)
 
 
 def _approval_doubt(request: ApprovalRequest) -> str | None:
