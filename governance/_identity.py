@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Final
 
@@ -42,6 +42,7 @@ def _fold(text: str) -> str:
     return "".join(ch for ch in folded if not (_invisible(ch) or ch.isspace()))
 
 
+@lru_cache(maxsize=4096)  # budgets key every charged call by it: the same few names
 def skeleton(name: str) -> str:
     """The form two names are compared in: equal skeletons mean one person."""
     table = _confusables()
