@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance import Decision, PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
+from governance import Decision, PolicyContext, Principal, ToolCall, ToolDescriptor
 from governance._contracts import ACTION_TYPES, EFFECTS, IMPACTS, RISKS
 from governance._policy_eval import (
     Condition,
@@ -29,6 +29,7 @@ from governance._policy_eval import (
 )
 from governance._policy_index import MAX_CACHED_NAMES
 from governance._policy_model import PolicyModel
+from tests.policy_strategies import policy_contexts
 
 TOOLS = [
     "fs.read",
@@ -248,24 +249,7 @@ def policies(draw: st.DrawFn) -> Policy:
 
 @st.composite
 def contexts(draw: st.DrawFn) -> PolicyContext:
-    tool = draw(st.sampled_from(TOOLS))
-    descriptor = None
-    if draw(st.booleans()):
-        descriptor = ToolDescriptor(
-            name=tool,
-            description=tool,
-            input_schema={},
-            source=draw(st.sampled_from(["local", "mcp-git"])),
-            action_type=draw(st.sampled_from(ACTION_TYPES)),
-            risk=draw(st.sampled_from(RISKS)),
-            reversible=draw(st.booleans()),
-            external_side_effect=draw(st.booleans()),
-            idempotent=draw(st.booleans()),
-        )
-    arguments = draw(st.dictionaries(st.sampled_from(ARGS), st.sampled_from(VALUES), max_size=3))
-    call = ToolCall("c1", tool, arguments, "run-1", Principal("ann", "bot", "ops"))
-    usage = RunUsage(tokens_used=draw(st.integers(0, 120)), tainted=draw(st.booleans()))
-    context = PolicyContext.for_call(call, descriptor, registry_digest="sha256:r", usage=usage)
+    context = draw(policy_contexts(TOOLS, ARGS, VALUES, max_args=3))
     if draw(st.integers(0, 19)) == 0:  # a context a selector cannot read: the rule must raise
         context = dataclasses.replace(context, tokens_used=None)  # type: ignore[arg-type]
     return context

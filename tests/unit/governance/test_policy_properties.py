@@ -9,10 +9,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
+from governance import PolicyContext
 from governance._contracts import ACTION_TYPES, EFFECTS, IMPACTS, RISKS
 from governance._policy_eval import Condition, Policy, compile_policy, evaluate
 from governance._policy_model import PolicyModel
+from tests.policy_strategies import policy_contexts
 
 TOOLS = ["fs.read", "fs.write", "fs.delete", "orders.lookup", "mcp.git.log", "shell.exec"]
 ARGS = ["path", "amount", "query", "note"]
@@ -110,26 +111,8 @@ def rule_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
     ]
 
 
-@st.composite
-def contexts(draw: st.DrawFn) -> PolicyContext:
-    tool = draw(st.sampled_from(TOOLS))
-    descriptor = None
-    if draw(st.booleans()):
-        descriptor = ToolDescriptor(
-            name=tool,
-            description=tool,
-            input_schema={},
-            source=draw(st.sampled_from(["local", "mcp-git"])),
-            action_type=draw(st.sampled_from(ACTION_TYPES)),
-            risk=draw(st.sampled_from(RISKS)),
-            reversible=draw(st.booleans()),
-            external_side_effect=draw(st.booleans()),
-            idempotent=draw(st.booleans()),
-        )
-    arguments = draw(st.dictionaries(st.sampled_from(ARGS), st.sampled_from(VALUES), max_size=4))
-    call = ToolCall("c1", tool, arguments, "run-1", Principal("ann", "bot", "ops"))
-    usage = RunUsage(tokens_used=draw(st.integers(0, 120)), tainted=draw(st.booleans()))
-    return PolicyContext.for_call(call, descriptor, registry_digest="sha256:r", usage=usage)
+def contexts() -> st.SearchStrategy[PolicyContext]:
+    return policy_contexts(TOOLS, ARGS, VALUES, max_args=4)
 
 
 def _build(rules: Sequence[dict[str, Any]], unknown: str, exploding: frozenset[str]) -> Policy:
