@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from governance import PolicyContext, Principal, ToolCall, ToolDescriptor, parse_policy
-from governance._policy_eval import Policy, evaluate
+from governance._policy_compile import Policy
+from governance._policy_eval import evaluate
 
 SIZES = (10, 100, 1000)
 PEER_SIZE = 100

@@ -107,9 +107,9 @@ if TYPE_CHECKING:
         PathRefused,
         canonical_path,
     )
+    from governance._policy_compile import Policy
     from governance._policy_eval import (
         Explanation,
-        Policy,
         evaluate,
         explain,
     )
@@ -211,7 +211,7 @@ _EXPORTS = {
     "PathRefused": "governance._paths",
     "canonical_path": "governance._paths",
     "Explanation": "governance._policy_eval",
-    "Policy": "governance._policy_eval",
+    "Policy": "governance._policy_compile",
     "evaluate": "governance._policy_eval",
     "explain": "governance._policy_eval",
     "PolicyFile": "governance._policy_load",

@@ -25,8 +25,8 @@ from governance._clock import Clock, SystemClock
 from governance._contracts import IMPACTS, Impact, Principal, ToolCall
 from governance._errors import GovernanceError
 from governance._identity import look_alike, name_problem, skeleton
-from governance._policy_eval import Budget
 from governance._policy_model import BUDGET_SCOPES, BudgetScope
+from governance._policy_rules import Budget
 from governance._sqlite import MEMORY, Durability, check_durability, open_connection
 
 __all__ = [

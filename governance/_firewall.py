@@ -42,7 +42,8 @@ from governance._contracts import (
 )
 from governance._errors import AuditWriteError, GovernanceError
 from governance._output_screen import OutputPolicy, screen_secrets
-from governance._policy_eval import Policy, evaluate, explain
+from governance._policy_compile import Policy
+from governance._policy_eval import evaluate, explain
 from governance._registry import ToolRegistry
 from governance._schemas import SchemaRefused, first_problem, local_validator
 from governance._stores import ApprovalBackend, BudgetBackend

@@ -29,7 +29,7 @@ from governance._contracts import ToolSource
 from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall, PolicySource, StaticPolicy
 from governance._mcp_config import load_mcp_config
 from governance._mcp_pins import load_pins
-from governance._policy_eval import Policy
+from governance._policy_compile import Policy
 from governance._policy_load import PolicyFile
 from governance._registry import ToolRegistry
 from governance._sealing import key_from_env as approvals_key_from_env

@@ -57,7 +57,7 @@ from governance._contracts import (
 )
 from governance._errors import GovernanceError, PolicyError, RegistryError
 from governance._gateway import Gateway
-from governance._policy_eval import Policy
+from governance._policy_compile import Policy
 
 logger = logging.getLogger(__name__)
 

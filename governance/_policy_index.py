@@ -16,10 +16,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from governance._policy_eval import Match, Rule
+from governance._policy_rules import Match, Rule
 
 # Distinct tool names remembered per policy. A model inventing names cannot grow it further;
 # past the bound, candidates are gathered from the index on every call (still cheap).

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from governance._errors import PolicyError
-from governance._policy_eval import Policy, compile_policy
+from governance._policy_compile import Policy, compile_policy
 from governance._policy_model import SCHEMA_PATH, LocatedValueError, PolicyModel
 from governance._policy_model import policy_json_schema as policy_json_schema
 from governance._yaml_lines import Loc, data_loc, decode_text, format_loc, load_yaml_with_lines

@@ -24,7 +24,8 @@ from governance import (
     digest,
 )
 from governance._arguments import ArgumentRefused, prepare_arguments
-from governance._policy_eval import Explanation, Policy, explain
+from governance._policy_compile import Policy
+from governance._policy_eval import Explanation, explain
 from governance._policy_load import load_policy
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)

@@ -9,14 +9,10 @@ from typing import Any
 import pytest
 
 from governance import Decision, PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
-from governance._policy_eval import (
-    Condition,
-    Policy,
-    compile_policy,
-    evaluate,
-    explain,
-)
+from governance._policy_compile import Policy, compile_policy
+from governance._policy_eval import evaluate, explain
 from governance._policy_model import PolicyModel
+from governance._policy_rules import Condition
 
 
 def make_policy(*rules: Mapping[str, Any], **defaults: str) -> Policy:

@@ -18,17 +18,11 @@ from hypothesis import strategies as st
 
 from governance import Decision, PolicyContext, Principal, ToolCall, ToolDescriptor
 from governance._contracts import ACTION_TYPES, EFFECTS, IMPACTS, RISKS
-from governance._policy_eval import (
-    Condition,
-    Match,
-    Policy,
-    Rule,
-    compile_policy,
-    evaluate,
-    explain,
-)
+from governance._policy_compile import Policy, compile_policy
+from governance._policy_eval import evaluate, explain
 from governance._policy_index import MAX_CACHED_NAMES
 from governance._policy_model import PolicyModel
+from governance._policy_rules import Condition, Match, Rule
 from tests.policy_strategies import policy_contexts
 
 TOOLS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from governance._policy_eval import PathPrefixCheck, is_read_only_sql
+from governance._policy_rules import PathPrefixCheck, is_read_only_sql
 
 REPORTS = PathPrefixCheck("reports")
 SECRETS = PathPrefixCheck("secrets")

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from governance import PolicyContext
 from governance._contracts import ACTION_TYPES, EFFECTS, IMPACTS, RISKS
-from governance._policy_eval import Condition, Policy, compile_policy, evaluate
+from governance._policy_compile import Policy, compile_policy
+from governance._policy_eval import evaluate
 from governance._policy_model import PolicyModel
+from governance._policy_rules import Condition
 from tests.policy_strategies import policy_contexts
 
 TOOLS = ["fs.read", "fs.write", "fs.delete", "orders.lookup", "mcp.git.log", "shell.exec"]

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
-from governance._policy_eval import Policy, evaluate
+from governance._policy_compile import Policy
+from governance._policy_eval import evaluate
 from governance._policy_load import load_policy, policy_json_schema
 from governance._policy_model import (
     SCHEMA_COMMAND,
