@@ -10,7 +10,6 @@ runs the same SQL in memory.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import datetime as dt
 import json
 import math
@@ -18,10 +17,9 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Literal, get_args
 
 from governance._canonical import canonical_json
@@ -33,7 +31,16 @@ from governance._private_file import ensure_private
 from governance._process import current_process_token, process_is_alive
 from governance._redaction import redact
 from governance._sealing import SealError, seal, unseal
-from governance._sqlite import MEMORY, Durability, check_durability, is_memory, open_connection
+from governance._sqlite import (
+    MEMORY,
+    Durability,
+    SqliteStore,
+    check_durability,
+    is_memory,
+    open_connection,
+    transaction,
+    utc_text,
+)
 
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
 APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
@@ -183,10 +190,6 @@ class ApprovalRequest:
         return edited if edited is not None else self.shown_arguments
 
 
-def _format_ts(now: dt.datetime) -> str:
-    """Fixed-width ISO-8601 UTC, so SQL string comparison orders timestamps correctly."""
-    return now.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
 
 def _require_text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
@@ -236,7 +239,7 @@ def _conflict(request: ApprovalRequest) -> ApprovalConflict:
     return ApprovalConflict(rid, status, message)
 
 
-class ApprovalStore:
+class ApprovalStore(SqliteStore):
     """Approval requests in one SQLite file (WAL), shared by threads and processes.
 
     One connection per store behind a lock; other processes are arbitrated by SQLite itself.
@@ -246,6 +249,9 @@ class ApprovalStore:
     `sealed_*` columns, encrypted with `key` (see governance._sealing) when one is given; the
     `arguments` and `approved_arguments` columns hold redacted copies for display.
     """
+
+    _label = "approval store"
+    _error = ApprovalStoreError
 
     def __init__(
         self,
@@ -262,9 +268,8 @@ class ApprovalStore:
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self.default_ttl_seconds = self._check_ttl(default_ttl_seconds)
-        self._lock = threading.Lock()
+        super().__init__()
         self._closed = threading.Event()
-        self._conn: sqlite3.Connection | None = None
         try:
             self._conn = self._connect(busy_timeout)
         except (sqlite3.Error, OSError) as exc:
@@ -309,8 +314,7 @@ class ApprovalStore:
             "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
         ).fetchone():
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
             for column in _LATER_COLUMNS:
                 if column not in have:
@@ -335,11 +339,6 @@ class ApprovalStore:
                     ),
                 )
             conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            raise
 
     @staticmethod
     def _check_ttl(ttl: float) -> float:
@@ -350,33 +349,8 @@ class ApprovalStore:
         return float(ttl)
 
     def close(self) -> None:
-        self._closed.set()
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> ApprovalStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """The connection, under the lock, with every SQLite/OS failure wrapped."""
-        with self._lock:
-            if self._conn is None:
-                raise ApprovalStoreError(f"approval store {self.path} is closed")
-            try:
-                yield self._conn
-            except (sqlite3.Error, OSError) as exc:
-                raise ApprovalStoreError(f"approval store {self.path} failed: {exc}") from exc
+        self._closed.set()  # wakes every waiter: nothing more will be decided here
+        super().close()
 
     def now(self) -> dt.datetime:
         """The store's clock, in aware UTC: what expiry is judged against."""
@@ -386,7 +360,7 @@ class ApprovalStore:
         return now.astimezone(dt.UTC)
 
     def _now(self) -> str:
-        return _format_ts(self.now())
+        return utc_text(self.now())
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -482,7 +456,7 @@ class ApprovalStore:
 
     def get(self, approval_id: str) -> ApprovalRequest:
         """The request as stored now. Raises ApprovalNotFound."""
-        with self._db() as conn:
+        with self._session(f"read request {approval_id!r}") as conn:
             return self._row(conn, approval_id)
 
     def list(
@@ -502,7 +476,7 @@ class ApprovalStore:
         sql = f"SELECT {_COLUMNS} FROM approvals"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        with self._db() as conn:
+        with self._session("list requests") as conn:
             rows = conn.execute(sql + " ORDER BY seq", params).fetchall()
             return [self._parse(row) for row in rows]
 
@@ -554,9 +528,8 @@ class ApprovalStore:
             expires = now + dt.timedelta(seconds=ttl)
         except OverflowError as exc:
             raise ValueError(f"ttl {ttl!r} s is too far in the future") from exc
-        with self._db() as conn:
-            conn.execute("BEGIN IMMEDIATE")  # id allocation is serialised across processes
-            try:
+        with self._session(f"park call {call_id!r}") as conn:
+            with transaction(conn):  # id allocation is serialised across processes
                 last = conn.execute(
                     "SELECT seq FROM sqlite_sequence WHERE name = 'approvals'"
                 ).fetchone()
@@ -574,17 +547,12 @@ class ApprovalStore:
                     (
                         seq, rid, run_id, call_id, tool, shown_text, arguments_digest,
                         principal.actor, principal.agent, principal.team, policy_digest,
-                        json.dumps(list(rule_ids)), reason, risk, "pending", _format_ts(now),
-                        _format_ts(expires), None, None, None, None, None, 0, waiter,
+                        json.dumps(list(rule_ids)), reason, risk, "pending", utc_text(now),
+                        utc_text(expires), None, None, None, None, None, 0, waiter,
                         sealed, None, awaiting, None, _owner(awaiting),
                     ),
                 )  # fmt: skip
                 conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
             return self._row(conn, rid)
 
     def _decide(
@@ -603,7 +571,7 @@ class ApprovalStore:
         """One conditional update from `pending`; the loser gets ApprovalConflict."""
         now = self._now()
         review = status in ("approved", "rejected")
-        with self._db() as conn:
+        with self._session(f"decide request {approval_id!r}") as conn:
             current = self._row(conn, approval_id)
             if refuse_actor or check_name:
                 self._check_reviewer(conn, current, decided_by, refuse_actor=refuse_actor)
@@ -712,7 +680,7 @@ class ApprovalStore:
     def expire_due(self) -> builtins.list[str]:
         """Mark every pending request past its expiry `expired`; the ids this call expired."""
         now = self._now()
-        with self._db() as conn:
+        with self._session("expire due requests") as conn:
             rows = conn.execute(
                 "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
                 "WHERE status = 'pending' AND expires_at <= ? RETURNING seq, id",
@@ -728,7 +696,7 @@ class ApprovalStore:
         Detached requests (no waiter) and this process's own requests are left alone.
         """
         me = current_process_token()
-        with self._db() as conn:
+        with self._session("reconcile requests") as conn:
             rows = conn.execute(
                 "SELECT id, waiter FROM approvals WHERE status = 'pending' "
                 "AND waiter IS NOT NULL ORDER BY seq"
@@ -739,7 +707,7 @@ class ApprovalStore:
                 verdicts[waiter] = waiter == me or is_alive(waiter)
         expired: builtins.list[str] = []
         now = self._now()
-        with self._db() as conn:
+        with self._session("reconcile requests") as conn:
             for rid, waiter in rows:
                 if verdicts[waiter]:
                     continue
@@ -760,7 +728,7 @@ class ApprovalStore:
         whose decision is not yet on the chain (or was found in doubt) cannot be used.
         """
         now = self._now()
-        with self._db() as conn:
+        with self._session(f"consume request {approval_id!r}") as conn:
             won = conn.execute(
                 "UPDATE approvals SET consumed = 1, in_flight = ?, in_flight_by = ? "
                 "WHERE id = ? AND status = 'approved' AND consumed = 0 AND expires_at > ? "
@@ -776,7 +744,7 @@ class ApprovalStore:
 
     def recorded(self, approval_id: str, event: str) -> None:
         """The awaited audit `event` is on the chain: the row and the chain agree again."""
-        with self._db() as conn:
+        with self._session(f"note {event!r} for request {approval_id!r}") as conn:
             conn.execute(
                 "UPDATE approvals SET in_flight = NULL, in_flight_by = NULL "
                 "WHERE id = ? AND in_flight = ?",
@@ -789,7 +757,7 @@ class ApprovalStore:
         """Requests still awaiting their audit event whose writer is gone (crashed): in doubt
         until start-up reconciliation checks the chain. A live writer's requests are skipped."""
         me = current_process_token()
-        with self._db() as conn:
+        with self._session("list requests in flight") as conn:
             rows = conn.execute(
                 "SELECT id, in_flight_by FROM approvals WHERE in_flight IS NOT NULL ORDER BY seq"
             ).fetchall()
@@ -807,7 +775,7 @@ class ApprovalStore:
         through the audited path); an approved one can no longer be consumed."""
         _require_text("finding", finding)
         now = self._now()
-        with self._db() as conn:
+        with self._session(f"mark request {approval_id!r} in doubt") as conn:
             conn.execute(
                 "UPDATE approvals SET in_doubt = ?, in_flight = NULL, in_flight_by = NULL "
                 "WHERE id = ?",
@@ -834,7 +802,7 @@ class ApprovalStore:
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
             now = self._now()
-            with self._db() as conn:
+            with self._session(f"read request {approval_id!r}") as conn:
                 conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
                 current = self._row(conn, approval_id)
             remaining = deadline - time.monotonic()

@@ -10,15 +10,12 @@ same SQL in memory.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Final, Literal
 
 from governance._clock import Clock, SystemClock
@@ -27,7 +24,15 @@ from governance._errors import GovernanceError
 from governance._identity import look_alike, name_problem, skeleton
 from governance._policy_model import BUDGET_SCOPES, BudgetScope
 from governance._policy_rules import Budget
-from governance._sqlite import MEMORY, Durability, check_durability, open_connection
+from governance._sqlite import (
+    MEMORY,
+    Durability,
+    SqliteStore,
+    check_durability,
+    open_connection,
+    transaction,
+    utc_text,
+)
 
 __all__ = [
     "SCOPE_ORDER",
@@ -252,7 +257,7 @@ def _from_us(value: int) -> dt.datetime:
 
 
 def _iso(value: int) -> str:
-    return _from_us(value).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return utc_text(_from_us(value))
 
 
 def _person(name: str) -> str:
@@ -270,13 +275,19 @@ def _check_unique(budgets: Sequence[Budget]) -> None:
         raise BudgetStoreError(f"budget ids must be unique, got {ids}")
 
 
-class BudgetStore:
+class BudgetStore(SqliteStore):
     """Budget counts in one SQLite file (WAL), shared safely by threads and processes.
 
     One connection per store behind a lock; `BEGIN IMMEDIATE` plus a busy timeout between
     connections. Time comes from the injected clock; timestamps are stored as UTC epoch
     microseconds (compared) and ISO-8601 text (read by people).
     """
+
+    _label = "budget store"
+    _error = BudgetStoreError
+    # Fail closed on anything: a clock or a row that cannot be read must never let a call by.
+    _wrapped = (Exception,)
+    _passed_on = (BudgetStoreError, BudgetResetRefused)
 
     def __init__(
         self,
@@ -289,8 +300,7 @@ class BudgetStore:
         self.path = Path(path)
         self.durability = check_durability(durability)
         self._clock: Clock = clock or SystemClock()
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        super().__init__()
         try:
             self._conn = self._connect(busy_timeout)
         except Exception as exc:
@@ -305,46 +315,14 @@ class BudgetStore:
         # fsync: a reservation is on disk before the call it guards may run.
         conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
         try:
-            with _transaction(conn):
+            with transaction(conn):
                 for statement in _SCHEMA:
                     conn.execute(statement)
-                _commit(conn)
+                conn.execute("COMMIT")
         except BaseException:
             conn.close()
             raise
         return conn
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> BudgetStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _session(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """The connection under the lock; any failure inside becomes a BudgetStoreError."""
-        with self._lock:
-            if self._conn is None:
-                raise BudgetStoreError(f"budget store {self.path} is closed")
-            try:
-                yield self._conn
-            except (BudgetStoreError, BudgetResetRefused):
-                raise
-            except Exception as exc:  # fail closed: sqlite, OS, clock, anything
-                raise BudgetStoreError(
-                    f"budget store {self.path} could not {doing}: {exc}"
-                ) from exc
 
     def _now_us(self) -> int:
         return _epoch_us(self._clock.now())
@@ -384,7 +362,7 @@ class BudgetStore:
                 return BudgetReservation((), call.call_id, call.run_id, call.tool)
             now_us = self._now_us()
             keyed = [(budget, budget.key_for(call)) for budget in applicable]
-            with _transaction(conn):
+            with transaction(conn):
                 denial = self._most_restrictive(conn, keyed, now_us)
                 if denial is not None:
                     return denial  # rolls back: nothing written
@@ -402,7 +380,7 @@ class BudgetStore:
                     if cursor.lastrowid is None:
                         raise BudgetStoreError("the ledger returned no row id")
                     ids.append(int(cursor.lastrowid))
-                _commit(conn)
+                conn.execute("COMMIT")
             return BudgetReservation(
                 tuple(ids), call.call_id, call.run_id, call.tool, tuple(b.id for b in applicable)
             )
@@ -424,7 +402,7 @@ class BudgetStore:
                 return None
             now_us = self._now_us()
             keyed = [(budget, budget.key_for(call)) for budget in applicable]
-            with _transaction(conn, "BEGIN"):
+            with transaction(conn, "BEGIN"):
                 return self._most_restrictive(conn, keyed, now_us)
 
     @classmethod
@@ -456,7 +434,7 @@ class BudgetStore:
         marks = ", ".join("?" for _ in reservation.ids)
         with self._session(f"settle call {reservation.call_id!r} as {outcome}") as conn:
             now_us = self._now_us()
-            with _transaction(conn):
+            with transaction(conn):
                 rows = conn.execute(
                     f"SELECT id, status, call_id, run_id FROM budget_ledger WHERE id IN ({marks})",
                     reservation.ids,
@@ -479,14 +457,14 @@ class BudgetStore:
                     f"WHERE id IN ({marks}) AND status = 'reserved'",
                     (outcome, now_us, _iso(now_us), *reservation.ids),
                 )
-                _commit(conn)
+                conn.execute("COMMIT")
 
     def usage(self, call: ToolCall, budgets: Sequence[Budget]) -> dict[str, int]:
         """{budget id: used} for each budget, under the key this call would be charged to."""
         _check_unique(budgets)
         with self._session(f"read budget usage for call {call.call_id!r}") as conn:
             now_us = self._now_us()
-            with _transaction(conn, "BEGIN"):
+            with transaction(conn, "BEGIN"):
                 return {
                     budget.id: self._used(conn, budget, budget.key_for(call), now_us)
                     for budget in budgets
@@ -498,7 +476,7 @@ class BudgetStore:
         out: list[BudgetStatus] = []
         with self._session("read budget status") as conn:
             now_us = self._now_us()
-            with _transaction(conn, "BEGIN"):
+            with transaction(conn, "BEGIN"):
                 for budget in sorted(budgets, key=lambda b: b.id):
                     keys = conn.execute(
                         "SELECT key FROM budget_ledger WHERE budget_id = ? "
@@ -571,7 +549,7 @@ class BudgetStore:
             )
         with self._session(f"reset budget {budget_id!r} for {key!r}") as conn:
             now_us = self._now_us()
-            with _transaction(conn):
+            with transaction(conn):
                 previous, _ = self._watermark(conn, budget_id, key)
                 charged = conn.execute(
                     "SELECT DISTINCT actor, agent FROM budget_ledger "
@@ -599,7 +577,7 @@ class BudgetStore:
                 reset_id = cursor.lastrowid
                 if reset_id is None:
                     raise BudgetStoreError("the reset returned no row id")
-                _commit(conn)
+                conn.execute("COMMIT")
         return BudgetReset(
             id=int(reset_id),
             budget_id=budget_id,
@@ -698,19 +676,3 @@ def _ledger_row(row: tuple[object, ...]) -> LedgerRow:
         created_at=_from_us(int(str(created_us))),
         settled_at=None if settled_us is None else _from_us(int(str(settled_us))),
     )
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
-    """A transaction that is rolled back unless the body committed it (reads just end)."""
-    conn.execute(begin)
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-
-
-def _commit(conn: sqlite3.Connection) -> None:
-    conn.execute("COMMIT")

@@ -11,9 +11,15 @@ An ephemeral store is `:memory:`: the same SQL, nothing on disk, no fsync, gone 
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import sqlite3
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Literal, get_args
+
+from governance._closing import Closing
 
 Durability = Literal["fsync", "os"]
 DURABILITY_MODES: Final[tuple[Durability, ...]] = get_args(Durability)
@@ -62,3 +68,60 @@ def open_connection(
         conn.close()
         raise
     return conn
+
+
+def utc_text(moment: dt.datetime) -> str:
+    """Fixed-width ISO-8601 UTC (`...T12:00:00.000000Z`): SQL string order is time order."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
+    """A transaction that is rolled back unless the body committed it (`COMMIT`): a body that
+    raises, or returns without committing (a read, a refusal), leaves nothing behind. The
+    rollback's own failure never hides the body's error."""
+    conn.execute(begin)
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+
+
+class SqliteStore(Closing):
+    """One connection behind a lock, shared by the store's threads, closed once.
+
+    `_session(doing)` hands out the connection under the lock and turns the failures listed in
+    `_wrapped` into the store's own error (`_error`), naming the store, its file and what it
+    was doing, so every caller sees one kind of failure and fails closed on it.
+    """
+
+    _label: str = "store"
+    _error: type[Exception] = Exception
+    _wrapped: tuple[type[Exception], ...] = (sqlite3.Error, OSError)
+    _passed_on: tuple[type[Exception], ...] = ()  # store errors raised on purpose inside
+
+    path: Path
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    @contextlib.contextmanager
+    def _session(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                raise self._error(f"{self._label} {self.path} is closed")
+            try:
+                yield self._conn
+            except self._passed_on:
+                raise
+            except self._wrapped as exc:
+                raise self._error(f"{self._label} {self.path} could not {doing}: {exc}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
