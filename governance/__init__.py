@@ -6,6 +6,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from governance._approval_flow import EditRefused
     from governance._approvals import (
         ApprovalConflict,
         ApprovalError,
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
         ToolInputError,
     )
     from governance._firewall import (
-        EditRefused,
         Firewall,
         LifecycleEvent,
         StaticPolicy,
@@ -190,7 +190,7 @@ _EXPORTS = {
     "PolicyError": "governance._errors",
     "RegistryError": "governance._errors",
     "ToolInputError": "governance._errors",
-    "EditRefused": "governance._firewall",
+    "EditRefused": "governance._approval_flow",
     "Firewall": "governance._firewall",
     "LifecycleEvent": "governance._firewall",
     "StaticPolicy": "governance._firewall",

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
 
-from governance._approvals import ApprovalError, ApprovalRequest, ApprovalStoreError
+from governance._approval_flow import ApprovalFlow
+from governance._approvals import ApprovalRequest
 from governance._arguments import (
     ArgumentRefused,
     PreparedArguments,
@@ -29,18 +30,24 @@ from governance._arguments import (
     snapshot_arguments,
 )
 from governance._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
+from governance._call_results import (
+    Attempt,
+    AuditFailed,
+    decision_record,
+    failure,
+    refusal,
+    rejected,
+)
 from governance._canonical import digest
 from governance._contracts import (
     Decision,
-    Outcome,
     PolicyContext,
-    Principal,
     RunUsage,
     ToolCall,
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import AuditWriteError, GovernanceError
+from governance._errors import AuditWriteError
 from governance._output_screen import OutputPolicy, screen_secrets
 from governance._policy_compile import Policy
 from governance._policy_eval import evaluate, explain
@@ -82,15 +89,6 @@ _BATCHED = frozenset({"tool.requested", "call.rejected", "policy.decided", "budg
 _UNKNOWN_EFFECT_REASONS = frozenset({"timeout", "tool_error", "connection_lost"})
 
 
-class EditRefused(GovernanceError):
-    """A reviewer's edited arguments were refused; the request stays pending, nothing ran."""
-
-    def __init__(self, approval_id: str, reason: str, message: str) -> None:
-        self.approval_id = approval_id
-        self.reason = reason
-        super().__init__(message)
-
-
 class PolicySource(Protocol):
     """Hands out the policy in force right now (a file that may have been edited)."""
 
@@ -130,17 +128,6 @@ class LifecycleEvent:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class _Attempt:
-    """Per-call state: whether the tool may have run (so a late failure is not a refusal)."""
-
-    started: bool = False
-
-
-class _AuditFailed(Exception):
-    """Internal: an audit append failed; the call must end without executing (further)."""
-
-
 class Firewall:
     """Decides every call by policy, writes the audit record ahead, and only then executes."""
 
@@ -172,6 +159,7 @@ class Firewall:
         # policy coverage is measured from); without, the indexed fast path decides.
         self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
+        self._flow = ApprovalFlow(_Steps(self), approvals)
 
     @property
     def registry(self) -> ToolRegistry:
@@ -243,19 +231,19 @@ class Firewall:
 
     def call(self, call: ToolCall, *, usage: RunUsage | None = None) -> ToolResult:
         """Govern one call end to end. Never raises: refusals and failures are results."""
-        attempt = _Attempt()
+        attempt = Attempt()
         self._local.batch = []
         try:
             result = self._govern(call, usage, attempt)
             self._flush()  # a refusal's records are written before the refusal is returned
             return result
         except Exception as exc:  # a bug or a broken collaborator: never a traceback, never a run
-            if not isinstance(exc, _AuditFailed | AuditWriteError):
+            if not isinstance(exc, AuditFailed | AuditWriteError):
                 try:
                     self._flush()  # keep what was decided before the failure, if it can be kept
                 except Exception:
                     pass
-            return _failure(call, exc, attempt)
+            return failure(call, exc, attempt)
         finally:
             self._local.batch = None
 
@@ -266,14 +254,14 @@ class Firewall:
             descriptor.input_schema if descriptor is not None else None, call.arguments
         )
 
-    def _govern(self, call: ToolCall, usage: RunUsage | None, attempt: _Attempt) -> ToolResult:
+    def _govern(self, call: ToolCall, usage: RunUsage | None, attempt: Attempt) -> ToolResult:
         descriptor = self._registry.get(call.tool)
         try:
             snapshot = snapshot_arguments(call.arguments)
         except ArgumentRefused as exc:  # not plain JSON: nothing of it can be judged or recorded
             self._record(call, "tool.requested", self._requested(call, usage, json=False))
             self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
-            return _rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
+            return rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
         # From here on only the snapshot exists: the caller's mapping is never read again.
         call = replace(call, arguments=snapshot)
         try:
@@ -283,8 +271,8 @@ class Firewall:
         except ArgumentRefused as exc:  # a declared path with no single safe reading
             self._record(call, "tool.requested", self._requested(call, usage))
             decision = self._unsafe_argument(exc)
-            self._record(call, "policy.decided", _decision_record(decision))
-            return self._refusal(call, decision, "blocked", decision.reason, decision.message)
+            self._record(call, "policy.decided", decision_record(decision))
+            return refusal(call, decision, "blocked", decision.reason, decision.message)
         call = replace(call, arguments=prepared.arguments)
         self._record(call, "tool.requested", self._requested(call, usage, prepared))
         if descriptor is not None:
@@ -292,17 +280,17 @@ class Firewall:
                 problem = self._schema_problem(descriptor, call.arguments)
             except SchemaRefused as exc:
                 self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
-                return _rejected(call, exc.reason, f"{call.tool} cannot be checked: {exc}")
+                return rejected(call, exc.reason, f"{call.tool} cannot be checked: {exc}")
             if problem is not None:
                 self._record(
                     call, "call.rejected", {"reason": "invalid_arguments", "error": problem}
                 )
-                return _rejected(
+                return rejected(
                     call, "invalid_arguments", f"invalid arguments for {call.tool}: {problem}"
                 )
 
         decision, policy = self._decide(call, usage)
-        self._record(call, "policy.decided", _decision_record(decision))
+        self._record(call, "policy.decided", decision_record(decision))
         if decision.effect == "block":
             return ToolResult(
                 call_id=call.call_id,
@@ -315,7 +303,7 @@ class Firewall:
         if descriptor is None:
             # An unknown name never executes. With `unknown_tool: require_approval` it is
             # parked for a human to see; resuming it re-decides and blocks (no source exists).
-            return self._hold(call, None, decision)
+            return self._flow.hold(call, None, decision)
         # A hold only checks the budgets (asking a human is pointless if they are used up);
         # an allowed call reserves its slots atomically.
         gate = self._budget_gate(
@@ -324,7 +312,7 @@ class Firewall:
         if isinstance(gate, ToolResult):
             return gate
         if decision.effect == "require_approval":
-            return self._hold(call, descriptor, decision)
+            return self._flow.hold(call, descriptor, decision)
         return self._execute(call, decision, gate, policy, attempt)
 
     def _unsafe_argument(self, exc: ArgumentRefused) -> Decision:
@@ -368,59 +356,7 @@ class Firewall:
             data["canonicalised"] = list(prepared.canonicalised)
         return data
 
-    # -- approvals --------------------------------------------------------------------------
-
-    def _hold(
-        self, call: ToolCall, descriptor: ToolDescriptor | None, decision: Decision
-    ) -> ToolResult:
-        if self._approvals is None:
-            self._record(call, "approval.required", {"rule_ids": list(decision.rule_ids)})
-            return self._refusal(call, decision, "held", decision.reason, _HELD_MESSAGE)
-        # No request is parked for a call whose proposal and decision are not on the chain.
-        self._flush()
-        try:
-            request = self._approvals.create(
-                run_id=call.run_id,
-                call_id=call.call_id,
-                tool=call.tool,
-                arguments=dict(call.arguments),
-                arguments_digest=self._audit.digest_arguments(call.arguments),
-                principal=call.principal,
-                policy_digest=decision.policy_digest,
-                rule_ids=decision.rule_ids,
-                reason=decision.reason,
-                risk=descriptor.risk if descriptor else "critical",
-                awaiting="approval.required",
-            )
-        except Exception as exc:  # ApprovalStoreError, or a store failing in any other way
-            # Nowhere to park the call, so nobody can approve it: fail closed.
-            self._record(call, "approval.unavailable", {"error": str(exc)})
-            return self._refusal(
-                call,
-                decision,
-                "blocked",
-                "approval_store_unavailable",
-                "needs approval, but the approval store is unavailable; nothing was executed",
-            )
-        self._record(
-            call,
-            "approval.required",
-            {
-                "approval_id": request.id,
-                "rule_ids": list(decision.rule_ids),
-                "expires_at": request.expires_at.isoformat(),
-            },
-        )
-        self._agreed(request.id, "approval.required")
-        return ToolResult(
-            call_id=call.call_id,
-            tool=call.tool,
-            outcome="held",
-            error=f"held for human approval ({request.id}); nothing was executed",
-            reason=decision.reason,
-            decision=decision,
-            approval_id=request.id,
-        )
+    # -- approvals: the flow lives in governance._approval_flow ------------------------------
 
     def approve(
         self,
@@ -430,245 +366,18 @@ class Firewall:
         arguments: Mapping[str, Any] | None = None,
         comment: str | None = None,
     ) -> ApprovalRequest:
-        """Approve a held call, optionally with edited arguments, which are re-evaluated first.
-
-        An edit is refused (EditRefused, request left pending, refusal on the chain) when it
-        fails the tool's schema, when policy now blocks it, or when it raises the risk above
-        what the reviewer was shown (a stricter rule now applies).
-        """
-        store = self._require_approvals()
-        request = store.get(approval_id)
-        if arguments is not None:
-            arguments = self._check_edit(request, arguments)
-        approved = store.approve(
-            approval_id,
-            reviewer,
-            arguments=arguments,
-            comment=comment,
-            awaiting="approval.approved",
-        )
-        edited = arguments is not None
-        self._record_for(
-            approved,
-            "approval.approved",
-            {
-                "approval_id": approval_id,
-                "reviewer": reviewer,
-                "edited": edited,
-                "arguments": dict(approved.effective_arguments),
-                "arguments_digest": self._audit.digest_arguments(approved.effective_arguments),
-                "comment": comment,
-            },
-        )
-        self._agreed(approval_id, "approval.approved")
-        return approved
+        """Approve a held call, optionally with edited arguments (re-checked first: EditRefused
+        when they fail the schema, policy blocks them or they bring in stricter rules)."""
+        return self._flow.approve(approval_id, reviewer, arguments=arguments, comment=comment)
 
     def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
-        store = self._require_approvals()
-        rejected = store.reject(
-            approval_id, reviewer, comment=comment, awaiting="approval.rejected"
-        )
-        self._record_for(
-            rejected,
-            "approval.rejected",
-            {"approval_id": approval_id, "reviewer": reviewer, "comment": comment},
-        )
-        self._agreed(approval_id, "approval.rejected")
-        return rejected
-
-    def _check_edit(self, request: ApprovalRequest, arguments: object) -> dict[str, Any]:
-        """The edited arguments in the form that will execute, or EditRefused."""
-        descriptor = self._registry.get(request.tool)
-        principal = Principal(request.actor, request.agent, request.team)
-        call = ToolCall(request.call_id, request.tool, {}, request.run_id, principal)
-        problem: tuple[str, str] | None = None
-        recorded: dict[str, Any] | None = None
-        if descriptor is None:
-            problem = ("unknown_tool", f"{request.tool} is no longer registered")
-        else:
-            try:
-                prepared = prepare_arguments(descriptor.input_schema, arguments)
-                call = replace(call, arguments=prepared.arguments)
-                recorded = prepared.arguments
-                invalid = self._schema_problem(descriptor, call.arguments)
-            except (ArgumentRefused, SchemaRefused) as exc:
-                problem = (exc.reason, f"the edited arguments are refused: {exc}")
-            else:
-                if invalid is not None:
-                    problem = ("invalid_arguments", f"the edited arguments are invalid: {invalid}")
-        if problem is None:
-            decision = self.decide(call)
-            new_rules = set(decision.rule_ids) - set(request.rule_ids)
-            if decision.effect == "block":
-                problem = ("edit_blocked_by_policy", f"policy blocks the edit: {decision.message}")
-            elif decision.effect == "require_approval" and new_rules:
-                problem = (
-                    "edit_raises_risk",
-                    "the edit brings in rules the reviewer was not shown: "
-                    + ", ".join(sorted(new_rules)),
-                )
-        if problem is not None:
-            self._record_for(
-                request,
-                "approval.edit_refused",
-                {"approval_id": request.id, "reason": problem[0], "arguments": recorded},
-            )
-            raise EditRefused(request.id, problem[0], f"{request.id}: {problem[1]}")
-        return dict(call.arguments)
+        return self._flow.reject(approval_id, reviewer, comment=comment)
 
     def resume_held(
         self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
     ) -> ToolResult:
-        """Execute a held call once its request is approved - re-verified, never trusted.
-
-        Checks the request still matches this call (tool, run, arguments digest), is approved,
-        unexpired and unused, and re-evaluates policy: if policy changed while the request was
-        pending and now blocks, nothing executes. Rejected or expired: a refused result.
-        """
-        attempt = _Attempt()
-        try:
-            return self._resume(approval_id, call, usage, attempt)
-        except Exception as exc:  # never a traceback: refused, or "may have run" once started
-            return replace(_failure(call, exc, attempt), approval_id=approval_id)
-
-    def _resume(
-        self, approval_id: str, call: ToolCall, usage: RunUsage | None, attempt: _Attempt
-    ) -> ToolResult:
-        store = self._require_approvals()
-        try:
-            store.expire_due()
-            request = store.get(approval_id)
-        except ApprovalError as exc:
-            return self._approval_refusal(call, approval_id, "approval_store_unavailable", exc)
-        if request.status == "pending":
-            return ToolResult(
-                call_id=call.call_id,
-                tool=call.tool,
-                outcome="held",
-                error=f"still waiting for human approval ({approval_id}); nothing was executed",
-                reason="approval_pending",
-                approval_id=approval_id,
-            )
-        if request.status != "approved":
-            reason = f"approval_{request.status}"
-            why = request.comment or request.status_reason or request.status
-            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": reason})
-            return ToolResult(
-                call_id=call.call_id,
-                tool=call.tool,
-                outcome="blocked",
-                error=f"the request was {request.status} ({why}); nothing was executed",
-                reason=reason,
-                approval_id=approval_id,
-            )
-        doubt = _approval_doubt(request)
-        if doubt is not None:
-            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": doubt})
-            return self._approval_refusal(call, approval_id, doubt, None)
-        # The held call was judged in its prepared form; compare like with like. What executes
-        # is bound to the request: its arguments (prepared again, by the same function) and
-        # its proposing principal.
-        try:
-            call = replace(call, arguments=self.prepare(call).arguments)
-            execute = replace(
-                call,
-                arguments=self.prepare(
-                    replace(call, arguments=request.effective_arguments)
-                ).arguments,
-                principal=Principal(request.actor, request.agent, request.team),
-            )
-        except ArgumentRefused as exc:
-            self._record(
-                call, "approval.refused", {"approval_id": approval_id, "reason": exc.reason}
-            )
-            return self._approval_refusal(call, approval_id, exc.reason, exc)
-        mismatch = self._approval_mismatch(request, call)
-        if mismatch is not None:
-            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": mismatch})
-            return self._approval_refusal(call, approval_id, mismatch, None)
-        decision, policy = self._decide(execute, usage)
-        self._record(call, "policy.rechecked", _decision_record(decision))
-        if decision.effect == "block":
-            self._record(call, "approval.revoked", _decision_record(decision))
-            return self._refusal(
-                execute,
-                decision,
-                "blocked",
-                decision.reason,
-                f"approved, but policy now blocks it: {decision.message}; nothing was executed",
-                approval_id=approval_id,
-            )
-        descriptor = self._registry.get(call.tool)
-        if descriptor is None:  # approved or not, an unregistered name has nothing to execute
-            self._record(
-                call, "approval.refused", {"approval_id": approval_id, "reason": "unknown_tool"}
-            )
-            return self._approval_refusal(call, approval_id, "unknown_tool", None)
-        reservation = self._budget_gate(execute, descriptor, decision, policy, reserve=True)
-        if isinstance(reservation, ToolResult):
-            return replace(reservation, approval_id=approval_id)
-        try:
-            won = store.consume(approval_id, awaiting="execution")
-        except ApprovalError as exc:
-            self._settle(reservation, "released")
-            return self._approval_refusal(call, approval_id, "approval_store_unavailable", exc)
-        if not won:
-            self._settle(reservation, "released")
-            self._record(call, "approval.refused", {"approval_id": approval_id, "reason": "used"})
-            return self._approval_refusal(call, approval_id, "approval_already_used", None)
-        self._record(call, "approval.consumed", {"approval_id": approval_id})
-        result = self._execute(execute, decision, reservation, policy, attempt)
-        if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
-            self._agreed(approval_id, "execution")
-        edited = dict(execute.arguments) != dict(call.arguments)
-        return replace(
-            result, approval_id=approval_id, arguments=execute.arguments if edited else None
-        )
-
-    def _approval_mismatch(self, request: ApprovalRequest, call: ToolCall) -> str | None:
-        if (request.tool, request.run_id, request.call_id) != (
-            call.tool,
-            call.run_id,
-            call.call_id,
-        ):
-            return "approval_mismatch"
-        if request.consumed:
-            return "approval_already_used"
-        if self._audit.digest_arguments(request.arguments) != request.arguments_digest:
-            return "approval_arguments_tampered"
-        if self._audit.digest_arguments(call.arguments) != request.arguments_digest:
-            return "approval_mismatch"
-        if request.expires_at <= self._approvals_now():
-            return "approval_expired"
-        return None
-
-    def _agreed(self, approval_id: str, event: str) -> None:
-        """The awaited event is on the chain; if the store cannot note it, restart will."""
-        try:
-            self._require_approvals().recorded(approval_id, event)
-        except ApprovalStoreError:
-            pass  # the row stays in flight: reconciled against the chain at the next start-up
-
-    def _approvals_now(self) -> Any:
-        return self._require_approvals().now()
-
-    def _approval_refusal(
-        self, call: ToolCall, approval_id: str, reason: str, exc: Exception | None
-    ) -> ToolResult:
-        detail = f": {exc}" if exc else ""
-        return ToolResult(
-            call_id=call.call_id,
-            tool=call.tool,
-            outcome="blocked",
-            error=f"not executed ({reason}{detail})",
-            reason=reason,
-            approval_id=approval_id,
-        )
-
-    def _require_approvals(self) -> ApprovalBackend:
-        if self._approvals is None:
-            raise ApprovalStoreError("this firewall has no approval store configured")
-        return self._approvals
+        """Execute a held call once its request is approved - re-verified, never trusted."""
+        return self._flow.resume(approval_id, call, usage=usage)
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -687,14 +396,14 @@ class Firewall:
         blocked result; otherwise the reservation to settle after dispatch, or None.
         """
         if policy is None:  # no snapshot means decide() blocked; never reached for allow/hold
-            return self._refusal(call, decision, "blocked", "policy_unavailable", decision.message)
+            return refusal(call, decision, "blocked", "policy_unavailable", decision.message)
         budgets = tuple(
             b for b in policy.budgets if b.applies_to(descriptor.name, descriptor.impact)
         )
         if not budgets:
             return None
         if self._budgets is None:
-            return self._refusal(
+            return refusal(
                 call,
                 decision,
                 "blocked",
@@ -709,7 +418,7 @@ class Firewall:
                 outcome = self._budgets.check(call, descriptor.impact, budgets)
         except BudgetStoreError as exc:
             self._record(call, "budget.denied", {"reason": "budget_store_unavailable"})
-            return self._refusal(
+            return refusal(
                 call,
                 decision,
                 "blocked",
@@ -737,7 +446,7 @@ class Firewall:
                 message=f"budget {outcome.budget_id} ({outcome.scope}={outcome.key}) is used up: "
                 f"{outcome.used}/{outcome.limit}; two operators must reset it",
             )
-            return self._refusal(call, denied, "blocked", outcome.reason, denied.message)
+            return refusal(call, denied, "blocked", outcome.reason, denied.message)
         return outcome
 
     def _settle(self, reservation: BudgetReservation | None, outcome: str) -> None:
@@ -748,33 +457,13 @@ class Firewall:
         except Exception:  # BudgetStoreError or worse: never turn an outcome into a traceback
             pass  # an unsettled reservation keeps counting: the safe direction
 
-    def _refusal(
-        self,
-        call: ToolCall,
-        decision: Decision,
-        outcome: Outcome,
-        reason: str,
-        message: str,
-        *,
-        approval_id: str | None = None,
-    ) -> ToolResult:
-        return ToolResult(
-            call_id=call.call_id,
-            tool=call.tool,
-            outcome=outcome,
-            error=message,
-            reason=reason,
-            decision=decision,
-            approval_id=approval_id,
-        )
-
     def _execute(
         self,
         call: ToolCall,
         decision: Decision,
         reservation: BudgetReservation | None = None,
         policy: Policy | None = None,
-        attempt: _Attempt | None = None,
+        attempt: Attempt | None = None,
     ) -> ToolResult:
         source = self._registry._source_for(call.tool)
         if source is None:  # unreachable while decide() holds; kept so it can never execute
@@ -785,7 +474,7 @@ class Firewall:
         # Write-ahead: if this record cannot be written, nothing executes.
         try:
             self._record(call, "execution.started", {"source": source.name})
-        except _AuditFailed:
+        except AuditFailed:
             self._settle(reservation, "released")
             raise
         if attempt is not None:
@@ -814,7 +503,7 @@ class Firewall:
             self._settle(reservation, "released")  # refused before any effect
         try:
             self._record_outcome(call, result, secrets)
-        except _AuditFailed as exc:
+        except AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
             return replace(result, reason="audit_incomplete", error=note)
@@ -872,17 +561,9 @@ class Firewall:
             self._validators[descriptor.name] = validator
         return first_problem(validator, arguments)
 
-    def _record_for(self, request: ApprovalRequest, kind: str, data: Mapping[str, Any]) -> None:
-        principal = Principal(request.actor, request.agent, request.team)
-        call = ToolCall(request.call_id, request.tool, {}, request.run_id, principal)
-        try:
-            self._record(call, kind, data)
-        except _AuditFailed as exc:
-            raise AuditWriteError(str(exc)) from exc
-
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
         """Record one event: held in this call's batch, or written now with whatever the batch
-        holds (one transaction). Raises _AuditFailed when the write fails."""
+        holds (one transaction). Raises AuditFailed when the write fails."""
         payload = {"call_id": call.call_id, "tool": call.tool, **data}
         event = LifecycleEvent(
             kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
@@ -920,7 +601,7 @@ class Firewall:
             else:
                 append_many(run_id, [(event.kind, payload) for event, payload in pending])
         except AuditWriteError as exc:
-            raise _AuditFailed(str(exc)) from exc
+            raise AuditFailed(str(exc)) from exc
         for event, _ in pending:
             for observer in self._observers:
                 try:
@@ -929,51 +610,68 @@ class Firewall:
                     pass
 
 
-_HELD_MESSAGE = "held for human approval; nothing was executed"
+class _Steps:
+    """The firewall's steps as the approval flow sees them (governance._approval_flow.CallSteps):
+    a resumed call is decided, budgeted, recorded and executed by this firewall's own code."""
 
+    __slots__ = ("_firewall",)
 
-def _result(call: ToolCall, outcome: Outcome, reason: str, error: str) -> ToolResult:
-    """A result with no output and no decision: the firewall's own failure or refusal."""
-    return ToolResult(
-        call_id=call.call_id, tool=call.tool, outcome=outcome, error=error, reason=reason
-    )
+    def __init__(self, firewall: Firewall) -> None:
+        self._firewall = firewall
 
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._firewall.registry
 
-def _rejected(call: ToolCall, reason: str, message: str) -> ToolResult:
-    """Refused before any decision (arguments or schema unusable): failed, nothing executed."""
-    return _result(call, "failed", reason, message)
+    def decide_under_policy(
+        self, call: ToolCall, usage: RunUsage | None
+    ) -> tuple[Decision, Policy | None]:
+        return self._firewall._decide(call, usage)
 
+    def prepare(self, call: ToolCall) -> PreparedArguments:
+        return self._firewall.prepare(call)
 
-def _failure(call: ToolCall, exc: Exception, attempt: _Attempt) -> ToolResult:
-    """What an exception inside the firewall becomes: once the tool may have run, never "not
-    executed"; before, an audit failure is `audit_unavailable` and anything else a fail-closed
-    refusal (`firewall_error`)."""
-    if attempt.started:
-        error = f"the tool may have run, but its outcome could not be recorded ({exc})"
-        return _result(call, "failed", "outcome_unknown", error)
-    if isinstance(exc, _AuditFailed | AuditWriteError):  # the write-ahead record failed
-        error = f"not executed: the audit log could not record the call ({exc})"
-        return _result(call, "failed", "audit_unavailable", error)
-    error = f"not executed: the firewall could not decide this call ({type(exc).__name__})"
-    return _result(call, "blocked", "firewall_error", error)
+    def schema_problem(
+        self, descriptor: ToolDescriptor, arguments: Mapping[str, Any]
+    ) -> str | None:
+        return self._firewall._schema_problem(descriptor, arguments)
 
+    def budget_gate(
+        self,
+        call: ToolCall,
+        descriptor: ToolDescriptor,
+        decision: Decision,
+        policy: Policy | None,
+        *,
+        reserve: bool,
+    ) -> BudgetReservation | ToolResult | None:
+        return self._firewall._budget_gate(call, descriptor, decision, policy, reserve=reserve)
 
-def _approval_doubt(request: ApprovalRequest) -> str | None:
-    """Why an approved request cannot be trusted to run, before anything else is checked."""
-    if request.arguments_problem is not None:
-        return request.arguments_problem  # sealed arguments tampered, missing or keyless
-    if request.in_doubt is not None:
-        return "approval_in_doubt"  # a crash left its row and the audit chain disagreeing
-    if request.in_flight is not None and not request.consumed:
-        return "approval_unrecorded"  # the decision is not yet on the audit chain
-    return None
+    def settle(self, reservation: BudgetReservation | None, outcome: str) -> None:
+        self._firewall._settle(reservation, outcome)
 
+    def execute(
+        self,
+        call: ToolCall,
+        decision: Decision,
+        reservation: BudgetReservation | None,
+        policy: Policy | None,
+        attempt: Attempt | None,
+    ) -> ToolResult:
+        return self._firewall._execute(call, decision, reservation, policy, attempt)
 
-def _decision_record(decision: Decision) -> dict[str, Any]:
-    return {
-        "effect": decision.effect,
-        "rule_ids": list(decision.rule_ids),
-        "reason": decision.reason,
-        "policy_digest": decision.policy_digest,
-        "registry_digest": decision.registry_digest,
-    }
+    def record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
+        self._firewall._record(call, kind, data)
+
+    def record_now(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
+        """Record outside a governed call (a review): a failed write is an AuditWriteError."""
+        try:
+            self._firewall._record(call, kind, data)
+        except AuditFailed as exc:
+            raise AuditWriteError(str(exc)) from exc
+
+    def flush(self) -> None:
+        self._firewall._flush()
+
+    def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
+        return self._firewall._audit.digest_arguments(arguments)

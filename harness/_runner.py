@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from governance import ManualClock, Policy, Principal, ToolCall, canonical_path
+from governance._approval_flow import EditRefused
 from governance._approvals import SelfApprovalError
 from governance._budgets import BudgetResetRefused
-from governance._firewall import EditRefused
 from governance._gateway import Gateway
 from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from governance import ManualClock, Principal, ToolCall
+from governance._approval_flow import EditRefused
 from governance._approvals import ApprovalConflict, SelfApprovalError
-from governance._firewall import EditRefused
 from governance._gateway import Gateway
 from governance.tools import outbox_rows
 
