@@ -145,6 +145,9 @@ class ToolResult:
     approval_id: str | None = None
     # Set when the call ran with other arguments than proposed (a reviewer's approved edit).
     arguments: Mapping[str, Any] | None = None
+    # Injection-shaped patterns the firewall found in what the tool wrote (output or error
+    # text): the model will read untrusted instructions, so the run becomes tainted.
+    findings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -48,6 +48,7 @@ from governance._contracts import (
     ToolResult,
 )
 from governance._errors import AuditWriteError
+from governance._guardrails import findings, untrusted_text
 from governance._output_screen import OutputPolicy, screen_secrets
 from governance._policy_compile import Policy
 from governance._policy_eval import evaluate, explain
@@ -79,6 +80,18 @@ APPROVAL_EVENTS = (
     "approval.refused",
     "approval.revoked",
     "approval.consumed",
+)
+
+# What the agent loop records about a run (not about one call), through `record_run_event`.
+RUN_EVENTS = (
+    "run.started",
+    "run.resumed",
+    "run.finished",
+    "provider.error",
+    "guardrail.rejected",
+    "guardrail.flagged",
+    "loop.repeated_call",
+    "call.rejected",
 )
 
 # Held back and written with the next event that is not one of them (`execution.started`, an
@@ -495,6 +508,11 @@ class Firewall:
         outputs = policy.outputs if policy is not None else OutputPolicy()
         result, secrets = screen_secrets(result, outputs)
         result = self._cap(result, decision)
+        # ...and its injection-shaped text is flagged: the model will read it, so the run that
+        # reads it is tainted (the loop marks it; later calls are decided as tainted).
+        injected = findings(untrusted_text(result))
+        if injected:
+            result = replace(result, findings=injected)
         if result.outcome == "executed":
             self._settle(reservation, "executed")
         elif result.reason in _UNKNOWN_EFFECT_REASONS:
@@ -503,11 +521,22 @@ class Firewall:
             self._settle(reservation, "released")  # refused before any effect
         try:
             self._record_outcome(call, result, secrets)
+            if injected:
+                flagged = {"stage": "tool_output", "findings": list(injected)}
+                self._record(call, "guardrail.flagged", flagged)
         except AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
             return replace(result, reason="audit_incomplete", error=note)
         return result
+
+    def record_run_event(self, run_id: str, kind: str, data: Mapping[str, Any]) -> None:
+        """Record a run-level event (the loop's: run.started, provider.error, ...) on the same
+        chain as the calls, written by this one writer. Call lifecycle kinds are the firewall's
+        alone: asking for one is a ValueError. A failed write raises AuditWriteError."""
+        if kind not in RUN_EVENTS:
+            raise ValueError(f"{kind!r} is not a run event; use one of {', '.join(RUN_EVENTS)}")
+        self._audit.append(run_id, kind, data)  # observers follow calls, not runs
 
     def _record_outcome(
         self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None

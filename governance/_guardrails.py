@@ -17,6 +17,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from governance._contracts import ToolResult
+
 Verdict = Literal["pass", "flagged", "rejected"]
 
 # Invisible but not category Cf: the combining grapheme joiner and the Mongolian vowel separator.
@@ -105,6 +107,16 @@ def screen_request(text: str) -> Screening:
     """The user's request: injection-shaped instructions are rejected before any model call."""
     found = findings(text)
     return Screening("rejected" if found else "pass", found)
+
+
+def untrusted_text(result: ToolResult) -> str:
+    """What a tool (local or MCP) wrote that the model will read: its output, or the error
+    text of a failed call. Refusals (blocked, held) are governance's own words."""
+    if result.outcome == "executed":
+        return result.output
+    if result.outcome == "failed":
+        return result.error or ""
+    return ""
 
 
 def screen_tool_output(text: str) -> Screening:

@@ -25,7 +25,7 @@ from governance import (
     digest,
     redact,
 )
-from governance._guardrails import findings, screen_request, screen_tool_output
+from governance._guardrails import findings, screen_request
 from governance._redaction import redact_text
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
@@ -80,9 +80,7 @@ class GovernedTools(Protocol):
         self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
     ) -> ToolResult: ...
 
-
-class AuditSink(Protocol):
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> Any: ...
+    def record_run_event(self, run_id: str, kind: str, data: Mapping[str, Any]) -> None: ...
 
 
 class HeldCall(BaseModel):
@@ -175,16 +173,6 @@ def render_tool_result(result: ToolResult, *, untrusted: bool = False) -> str:
     return json.dumps(payload, sort_keys=True, ensure_ascii=False)
 
 
-def untrusted_text(result: ToolResult) -> str:
-    """What a tool (local or MCP) wrote that the model will read: its output, or the error
-    text of a failed call. Refusals (blocked, held) are governance's own words."""
-    if result.outcome == "executed":
-        return result.output
-    if result.outcome == "failed":
-        return result.error or ""
-    return ""
-
-
 class AgentLoop:
     """Drives one provider against the governed tools until an answer, a hold or a limit."""
 
@@ -193,7 +181,6 @@ class AgentLoop:
         provider: Provider,
         firewall: GovernedTools,
         *,
-        audit: AuditSink | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         guardrails: bool = True,
@@ -202,7 +189,6 @@ class AgentLoop:
             raise ValueError("max_steps must be at least 1")
         self._provider = provider
         self._firewall = firewall
-        self._audit = audit
         self._max_steps = max_steps
         self._system_prompt = system_prompt
         self._guardrails = guardrails
@@ -406,30 +392,19 @@ class AgentLoop:
         known: bool = True,
     ) -> None:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, known))
-        untrusted = False
-        text = untrusted_text(result)
-        if self._guardrails and text:
-            screening = screen_tool_output(text)
-            if screening.verdict != "pass":
-                untrusted = True
-                state.tainted = True  # later calls are decided as a tainted run
-                self._add(
-                    state,
-                    GuardrailSpan,
-                    stage="tool_output",
-                    verdict=screening.verdict,
-                    findings=list(screening.findings),
-                    call_id=call.call_id,
-                )
-                self._record(
-                    state,
-                    "guardrail.flagged",
-                    {
-                        "stage": "tool_output",
-                        "call_id": call.call_id,
-                        "findings": screening.findings,
-                    },
-                )
+        # The firewall screened what the tool wrote (and recorded what it found); a run whose
+        # model reads injection-shaped text is tainted from here on.
+        untrusted = bool(result.findings)
+        if untrusted:
+            state.tainted = True
+            self._add(
+                state,
+                GuardrailSpan,
+                stage="tool_output",
+                verdict="flagged",
+                findings=list(result.findings),
+                call_id=call.call_id,
+            )
         state.messages.append(
             {
                 "role": "tool",
@@ -542,10 +517,8 @@ class AgentLoop:
         self._add(state, LoopSpan, event=event, detail=detail)
 
     def _record(self, state: RunState, kind: str, data: Mapping[str, Any]) -> None:
-        if self._audit is None:
-            return
         try:
-            self._audit.append(state.run_id, kind, data)
+            self._firewall.record_run_event(state.run_id, kind, data)
         except AuditWriteError:
             if kind == "run.finished":
                 raise _Stop from None

@@ -140,7 +140,7 @@ def _run_scenario(
             setup = _setup(gateway, workspace.files_dir, scenario, clock)
             live = provider.build(scenario)
             loop = AgentLoop(
-                live, gateway.firewall, audit=gateway.audit, max_steps=scenario.max_steps
+                live, gateway.firewall, max_steps=scenario.max_steps
             )
             principal = Principal(
                 scenario.principal.actor, scenario.principal.agent, scenario.principal.team

@@ -271,7 +271,7 @@ def _run_scenario(
             Gateway(state_dir=root, policy_path=shipped_policy(), clock=clock) as gateway,
             OpenAIProvider(settings, http_client=http_client, sleep=sleep, clock=clock) as provider,
         ):
-            loop = AgentLoop(provider, gateway.firewall, audit=gateway.audit)
+            loop = AgentLoop(provider, gateway.firewall)
             state = loop.start(scenario.request, run_id=run_id, principal=SMOKE_PRINCIPAL)
             if not recorder.answered:
                 detail = _no_response(settings, state)

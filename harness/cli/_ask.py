@@ -109,7 +109,7 @@ def ask(
         click.echo(f"error: {exc}", err=True)
         return codes.SKIPPED if live else codes.USAGE
     with open_gateway(state_dir, policy_path) as gateway:
-        loop = AgentLoop(provider, gateway.firewall, audit=gateway.audit, max_steps=max_steps)
+        loop = AgentLoop(provider, gateway.firewall, max_steps=max_steps)
         state = loop.start(request, run_id=run_id, principal=Principal(actor, agent, team))
     store.save(StoredRun(provider=spec, max_steps=max_steps, state=state))
     print_run(state, as_json=as_json)

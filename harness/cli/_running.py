@@ -33,7 +33,6 @@ def resume_stored_run(gateway: Gateway, store: RunStore, stored: StoredRun) -> R
     loop = AgentLoop(
         build_provider(stored.provider),
         gateway.firewall,
-        audit=gateway.audit,
         max_steps=stored.max_steps,
     )
     state = loop.resume(stored.state)

@@ -99,7 +99,7 @@ def provider(
 
 def run(gateway: Gateway, live: Any, request: str) -> RunState:
     with live:
-        loop = AgentLoop(live, gateway.firewall, audit=gateway.audit)
+        loop = AgentLoop(live, gateway.firewall)
         return loop.start(request, run_id=RUN, principal=PRINCIPAL)
 
 
@@ -289,7 +289,7 @@ def test_a_faked_prose_result_in_the_history_ends_the_run_as_a_provider_error(
 ) -> None:
     naive = _ProseParser(provider(stub_url, "prose-tool-call"))
     with naive.inner:
-        loop = AgentLoop(naive, governed.firewall, audit=governed.audit)
+        loop = AgentLoop(naive, governed.firewall)
         state = loop.start(LOOKUP, run_id=RUN, principal=PRINCIPAL)
     assert naive.calls == 2  # the prose reply came back; the faked follow-up was refused
     assert (state.status, state.termination, state.turns) == ("provider_error", "provider_error", 0)

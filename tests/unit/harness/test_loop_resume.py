@@ -28,7 +28,7 @@ SCRIPT = [
 
 def _loop(governed: Gateway) -> AgentLoop:
     provider = ReplayProvider(STEPS.validate_python(SCRIPT))
-    return AgentLoop(provider, governed.firewall, audit=governed.audit)
+    return AgentLoop(provider, governed.firewall)
 
 
 def _held(governed: Gateway) -> RunState:

@@ -102,7 +102,7 @@ def _run(tmp_path: Path, error: str) -> tuple[RunState, Source]:
     ]
     with AuditLog(tmp_path / "audit.sqlite") as audit:
         firewall = Firewall(ToolRegistry([source]), StaticPolicy(POLICY), audit)
-        loop = AgentLoop(ReplayProvider(STEPS.validate_python(script)), firewall, audit=audit)
+        loop = AgentLoop(ReplayProvider(STEPS.validate_python(script)), firewall)
         state = loop.start("Fetch it and save it", run_id="r1", principal=Principal("a", "b", "c"))
         assert any(e.kind == "guardrail.flagged" for e in audit.events("r1")) == state.tainted
     return state, source
