@@ -16,7 +16,6 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -36,9 +35,11 @@ from pydantic import (
     field_validator,
 )
 
+from governance._config_problems import first_and_rest
 from governance._config_text import read_capped
 from governance._contracts import ActionType, Risk
 from governance._errors import ConfigError
+from governance._schema_files import render_json, schema_document, write_atomic
 from governance._yaml_lines import Loc, data_loc, decode_text, format_loc, load_yaml_with_lines
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "mcp.schema.json"
@@ -52,7 +53,6 @@ PYTHON_COMMANDS = frozenset({"python", "python3"})
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MAX_RESULT_CHARS = 20_000
-_MAX_ERRORS = 10
 
 
 class McpConfigError(ConfigError):
@@ -338,12 +338,7 @@ def _validation_error(
         seen.add(where)
         text = _message(error, shown)
         found.append((lines.get(existing, 1), f"{where}: {text}" if where else text))
-    found.sort(key=lambda item: item[0])
-    line, message = found[0]
-    extra = [f"{path}:{ln}: {msg}" for ln, msg in found[1:_MAX_ERRORS]]
-    if len(found) > _MAX_ERRORS:
-        extra.append(f"... and {len(found) - _MAX_ERRORS} more problems")
-    return McpConfigError(path, line, "\n".join([message, *extra]))
+    return McpConfigError(path, *first_and_rest(path, found))
 
 
 def parse_mcp_config(text: str, path: str | Path = "<string>") -> McpConfig:
@@ -399,22 +394,16 @@ def mcp_json_schema() -> dict[str, Any]:
     """The JSON Schema editors and users validate MCP servers files with."""
     schema = McpConfigModel.model_json_schema()
     _closed_maps(schema)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **schema,
-        "title": "Proctor MCP servers",
-    }
+    return schema_document(schema, "Proctor MCP servers")
 
 
 def render_mcp_schema() -> str:
     """The schema exactly as committed: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(mcp_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return render_json(mcp_json_schema())
 
 
 def write_mcp_schema(path: Path = SCHEMA_PATH) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_mcp_schema(), encoding="utf-8")
-    return path
+    return write_atomic(path, render_mcp_schema())
 
 
 if __name__ == "__main__":

@@ -15,13 +15,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from governance._config_problems import first_and_rest
 from governance._errors import PolicyError
 from governance._policy_compile import Policy, compile_policy
 from governance._policy_model import SCHEMA_PATH, LocatedValueError, PolicyModel
 from governance._policy_model import policy_json_schema as policy_json_schema
 from governance._yaml_lines import Loc, data_loc, decode_text, format_loc, load_yaml_with_lines
-
-_MAX_ERRORS = 10
 
 
 def _message(error: Mapping[str, Any], shown: Loc) -> str:
@@ -55,12 +54,7 @@ def _validation_error(
         line = lines.get(existing, 1)
         text = _message(error, shown)
         found.append((line, f"{where}: {text}" if where else text))
-    found.sort(key=lambda item: item[0])
-    line, message = found[0]
-    extra = [f"{path}:{ln}: {msg}" for ln, msg in found[1:_MAX_ERRORS]]
-    if len(found) > _MAX_ERRORS:
-        extra.append(f"... and {len(found) - _MAX_ERRORS} more problems")
-    return PolicyError(path, line, "\n".join([message, *extra]))
+    return PolicyError(path, *first_and_rest(path, found))
 
 
 def parse_policy(text: str, path: str = "<string>") -> Policy:

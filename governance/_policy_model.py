@@ -8,7 +8,6 @@ fail open. Run `python -m governance._policy_model` to regenerate the committed 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -29,6 +28,7 @@ from pydantic import (
 from governance._contracts import ActionType, Effect, Impact, Risk
 from governance._output_screen import OutputsModel
 from governance._paths import canonical_or_none
+from governance._schema_files import render_json, schema_document, write_atomic
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "policy.schema.json"
 SCHEMA_COMMAND = "python -m governance._policy_model"
@@ -371,24 +371,17 @@ class PolicyModel(_Model):
 
 def policy_json_schema() -> dict[str, Any]:
     """The JSON Schema editors and users validate policy files with."""
-    schema = PolicyModel.model_json_schema()
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **schema,
-        "title": "Proctor policy",
-    }
+    return schema_document(PolicyModel.model_json_schema(), "Proctor policy")
 
 
 def render_policy_schema() -> str:
     """The schema exactly as committed: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(policy_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return render_json(policy_json_schema())
 
 
 def write_policy_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the committed schema file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_policy_schema(), encoding="utf-8")
-    return path
+    return write_atomic(path, render_policy_schema())
 
 
 def main() -> None:

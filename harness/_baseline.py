@@ -10,10 +10,7 @@ Baseline traces live next to it in `baselines/traces/<scenario_id>.json`.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -21,8 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from governance import Clock
+from governance._config_problems import first_and_rest, pydantic_message
 from governance._config_text import decode_text, read_capped
 from governance._json_lines import JsonDocument, load_json
+from governance._schema_files import render_json, schema_document, write_atomic
 from harness._checks import inventory_of
 from harness._coverage import PolicyCoverage
 from harness._errors import BaselineError, HarnessError
@@ -45,7 +44,6 @@ _ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
 _DIGEST = r"^sha256:[0-9a-f]{64}$"
 _SCENARIO_ID = re.compile(ID_PATTERN)
 _SUMMARY_REGRESSIONS = 5
-_MAX_ERRORS = 10
 
 
 class _Model(BaseModel):
@@ -378,14 +376,11 @@ def _validation_error(exc: ValidationError, document: JsonDocument, origin: str)
     found: list[tuple[int, str]] = []
     for error in exc.errors(include_url=False):
         line, where = document.where(tuple(error["loc"]))
-        message = str(error["msg"]).removeprefix("Value error, ")
+        message = pydantic_message(error)
         found.append((line, f"invalid baseline: {where or '(top level)'}: {message}"))
-    found.sort(key=lambda item: item[0])
-    line, first = found[0]
-    rest = [f"{origin}:{ln}: {msg}" for ln, msg in found[1:_MAX_ERRORS]]
-    if len(found) > _MAX_ERRORS:
-        rest.append(f"... and {len(found) - _MAX_ERRORS} more problems")
-    return BaselineError(origin, line, "\n".join([f"{first} ({_RERECORD})", *rest]))
+    line, message = first_and_rest(origin, found)
+    first, _, rest = message.partition("\n")
+    return BaselineError(origin, line, f"{first} ({_RERECORD})" + (f"\n{rest}" if rest else ""))
 
 
 def load_trace_json(text: str, origin: str) -> JsonDocument:
@@ -396,30 +391,10 @@ def load_trace_json(text: str, origin: str) -> JsonDocument:
     return document
 
 
-def render_json(data: Any) -> str:
-    """Canonical, human-diffable JSON: two-space indent, sorted keys, trailing newline."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-
-
 def write_baseline(baseline: Baseline, path: str | Path = BASELINE_PATH) -> Path:
     path = Path(path)
-    _write_atomic(path, render_json(baseline.model_dump(mode="json")))
+    write_atomic(path, render_json(baseline.model_dump(mode="json")))
     return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and rename: readers never see half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_baseline_traces(
@@ -437,7 +412,7 @@ def write_baseline_traces(
     written = []
     for sid, trace in sorted(wanted.items()):
         path = directory / f"{sid}.json"
-        _write_atomic(path, render_json(trace.stable_dict()))
+        write_atomic(path, render_json(trace.stable_dict()))
         written.append(path)
     if directory.is_dir():
         for stale in sorted(directory.glob("*.json")):
@@ -479,11 +454,7 @@ def load_baseline_traces(directory: str | Path = TRACES_DIR) -> dict[str, dict[s
 
 def baseline_json_schema() -> dict[str, Any]:
     """The JSON Schema of `baselines/baseline.json`."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **Baseline.model_json_schema(),
-        "title": "Proctor baseline",
-    }
+    return schema_document(Baseline.model_json_schema(), "Proctor baseline")
 
 
 def render_baseline_schema() -> str:
@@ -493,7 +464,7 @@ def render_baseline_schema() -> str:
 
 def write_baseline_schema(path: str | Path = SCHEMA_PATH) -> Path:
     path = Path(path)
-    _write_atomic(path, render_baseline_schema())
+    write_atomic(path, render_baseline_schema())
     return path
 
 

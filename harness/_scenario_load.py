@@ -26,6 +26,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governance import digest
 from governance._config_text import read_capped
+from governance._schema_files import render_json, schema_document, write_atomic
 from governance._yaml_lines import Loc, decode_text, format_loc, load_yaml_with_lines
 from harness._errors import ScenarioError
 from harness._scenario import Scenario, ScenarioFile
@@ -551,26 +552,22 @@ def _describe(value: Any) -> str:
 
 def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file: one scenario, or a list of them under `scenarios:`."""
-    schema = TypeAdapter(Scenario | ScenarioFile).json_schema()
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **schema,
-        "title": "Proctor scenario file",
-        "description": "One scenario, or a list of them under `scenarios:`. Generated from "
+    return schema_document(
+        TypeAdapter(Scenario | ScenarioFile).json_schema(),
+        "Proctor scenario file",
+        description="One scenario, or a list of them under `scenarios:`. Generated from "
         "harness/_scenario.py by `python -m harness._scenario_load`; do not edit by hand.",
-    }
+    )
 
 
 def render_scenario_schema() -> str:
     """The schema exactly as committed: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(scenario_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return render_json(scenario_json_schema())
 
 
 def write_scenario_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the committed schema file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_scenario_schema(), encoding="utf-8")
-    return path
+    return write_atomic(path, render_scenario_schema())
 
 
 if __name__ == "__main__":
