@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from governance._approval_recovery import InDoubt, reconcile_with_audit
@@ -25,6 +24,7 @@ from governance._approvals import ApprovalStore
 from governance._audit import AuditLog
 from governance._budgets import BudgetStore
 from governance._clock import Clock, SystemClock
+from governance._closing import Closing
 from governance._contracts import ToolSource
 from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall, PolicySource, StaticPolicy
 from governance._mcp_config import load_mcp_config
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 DEFAULT_STATE_DIR = Path(".proctor")
 
 
-class Gateway:
+class Gateway(Closing):
     """Opens every store, reconciles approvals left by dead processes, then builds the firewall.
 
     With `mcp_config`, the MCP servers it names are started and their tools registered beside
@@ -180,17 +180,6 @@ class Gateway:
         self.budgets.close()
         self.approvals.close()
         self.audit.close()
-
-    def __enter__(self) -> Gateway:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class McpSourceView:

@@ -36,7 +36,6 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -48,6 +47,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from governance._canonical import canonical_json
+from governance._closing import Closing
 from governance._contracts import ToolCall, ToolDescriptor, ToolResult
 from governance._mcp_config import (
     ALWAYS_PASSED_ENV,
@@ -241,7 +241,7 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class McpToolSource:
+class McpToolSource(Closing):
     """One MCP server's tools as a `ToolSource` named `mcp.<server>` (tools `mcp.<server>.<x>`)."""
 
     def __init__(
@@ -308,17 +308,6 @@ class McpToolSource:
                 self._teardown(self._conn)
                 self._conn = None
             self._close_loop()
-
-    def __enter__(self) -> McpToolSource:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- what it offers -------------------------------------------------------------------
 
