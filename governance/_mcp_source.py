@@ -47,7 +47,6 @@ from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from governance._canonical import canonical_json
 from governance._contracts import ToolCall, ToolDescriptor, ToolResult
 from governance._mcp_config import (
     ALWAYS_PASSED_ENV,
@@ -55,17 +54,10 @@ from governance._mcp_config import (
     McpConfig,
     McpServerSpec,
 )
-from governance._mcp_mapping import (
-    McpToolDefinition,
-    PinState,
-    build_descriptor,
-    pin_verdict,
-    valid_tool_name,
-)
+from governance._mcp_mapping import McpToolDefinition, McpToolInfo, describe_tools, encodable
 from governance._mcp_pins import PinSet
 from governance._mcp_stdio import StdioLaunch, StdioProcess, exit_code_within, stdio_transport
 from governance._process import process_token
-from governance._schemas import SchemaRefused, check_local_schema
 
 SourceState = Literal["starting", "up", "failed", "down", "closed"]
 DEFAULT_MAX_RESTARTS = 2
@@ -89,18 +81,6 @@ class SourceStatus:
 
     def describe(self) -> str:
         return f"{self.state}: {self.detail}" if self.detail else self.state
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """One tool a server listed, with what Proctor made of it (for `proctor mcp list`)."""
-
-    server: str
-    definition: McpToolDefinition
-    descriptor: ToolDescriptor | None  # None when the tool was skipped
-    mapped: bool
-    pin: PinState
-    skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,54 +536,11 @@ class McpToolSource:
 
     def _compare(self, listing: Sequence[mcp_types.Tool]) -> None:
         """After a re-open: refuse tools whose definition is no longer what was registered."""
-        now = {d.name: d.digest for d in map(_definition, listing) if _encodable(d)}
+        now = {d.name: d.digest for d in map(_definition, listing) if encodable(d)}
         for info in self._registered.values():
             name = info.definition.name
             if now.get(name) != info.definition.digest:
                 self._changed.add(name)
-
-
-def _encodable(definition: McpToolDefinition) -> bool:
-    try:
-        canonical_json(definition.surface())
-    except ValueError:  # NaN, Infinity, a lone surrogate: no digest, so no registry entry
-        return False
-    return True
-
-
-def describe_tools(
-    spec: McpServerSpec, definitions: Sequence[McpToolDefinition], pins: PinSet
-) -> list[McpToolInfo]:
-    """What Proctor makes of one server's listing: mapping, annotations, pins, or a skip."""
-    infos: list[McpToolInfo] = []
-    seen: set[str] = set()
-    for definition in definitions:
-        name = definition.name
-        mapping = spec.tools.get(name)
-        skipped = None
-        if not valid_tool_name(name):
-            skipped = "the name is not letters, digits, '_' or '-' (it cannot be namespaced)"
-        elif name in seen:
-            skipped = "listed twice by the server; the first listing is used"
-        elif not _encodable(definition):
-            skipped = "its definition is not canonical JSON (NaN, Infinity or a lone surrogate)"
-        seen.add(name)
-        if skipped is not None:
-            infos.append(
-                McpToolInfo(spec.name, definition, None, mapping is not None, "unpinned", skipped)
-            )
-            continue
-        pin, quarantine = pin_verdict(
-            definition, pins.get(spec.name, name), required=spec.pin_required
-        )
-        if quarantine is None:
-            try:  # a schema that needs a remote (or dangling) `$ref` never gets validated
-                check_local_schema(definition.input_schema)
-            except SchemaRefused as exc:
-                quarantine = exc.reason
-        descriptor = build_descriptor(spec.name, definition, mapping, quarantine=quarantine)
-        infos.append(McpToolInfo(spec.name, definition, descriptor, mapping is not None, pin))
-    return infos
 
 
 async def _call_tool(
