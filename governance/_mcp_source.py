@@ -246,6 +246,7 @@ class McpToolSource:
         self._tools: list[McpToolInfo] = []
         self._registered: dict[str, McpToolInfo] = {}  # by registered name
         self._changed: set[str] = set()  # MCP names whose definition changed after a re-open
+        self._troubled = False  # a call timed out or lost the connection (see `reusable`)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -314,6 +315,21 @@ class McpToolSource:
             return None
         return conn.handle.pid
 
+    def reusable(self) -> bool:
+        """Whether a suite may hand this source to its next scenario (a `stateless` server):
+        up, never restarted, no changed tool, no call that timed out or lost the connection,
+        and its connection still alive. Anything else is closed and started afresh."""
+        with self._lock:
+            conn = self._conn
+            return (
+                self._state == "up"
+                and self._restarts == 0
+                and not self._changed
+                and not self._troubled
+                and conn is not None
+                and conn.alive()
+            )
+
     def tools(self) -> list[McpToolInfo]:
         """Every tool the server listed at start-up, registered or skipped."""
         return list(self._tools)
@@ -341,6 +357,8 @@ class McpToolSource:
             )
         idempotent = info.descriptor is not None and info.descriptor.idempotent
         outcome = self._attempt(name, call.arguments)
+        if isinstance(outcome, _Failure) and outcome.reason != "tool_error":
+            self._troubled = True
         if isinstance(outcome, _Failure) and outcome.transport and idempotent:
             retry = self._attempt(name, call.arguments)  # on a fresh connection
             if not isinstance(retry, _Failure):
