@@ -44,6 +44,7 @@ HEAVY_MODULES = {
     "harness._loop",
     "harness._suite",
     "harness._baseline",
+    "harness._baseline_record",
     "harness.providers._openai",
     "governance._gateway",
     "governance._firewall",
