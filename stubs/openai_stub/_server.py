@@ -10,8 +10,8 @@ from typing import Any
 
 import uvicorn
 
-from stubs.vendor._app import DEFAULT_MODEL, create_app
-from stubs.vendor._errors import StubStartError
+from stubs.openai_stub._app import DEFAULT_MODEL, create_app
+from stubs.openai_stub._errors import StubStartError
 
 LOOPBACK = "127.0.0.1"
 SHUTDOWN_GRACE = 2  # seconds in-flight requests get when the stub stops
