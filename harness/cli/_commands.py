@@ -76,7 +76,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "harness.cli._policy", "policy_group", "Validate policy files and explain their decisions."
     ),
     "run": LazyCommand(
-        "harness.cli._run",
+        "harness.cli._run_cmd",
         "run_command",
         "Run the scenario suite through the governed loop and gate it against the baseline.",
     ),
