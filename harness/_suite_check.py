@@ -13,8 +13,8 @@ from pathlib import Path
 
 from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
-from harness._contract import ContractViolation, check_contract
 from harness._errors import ScenarioError
+from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
     LoadedScenario,
     load_scenarios,
