@@ -29,7 +29,7 @@ def _proctor() -> list[str]:
 
 
 def _without_mcp() -> list[str]:
-    """The shipped suite minus its MCP scenarios (which start the demo MCP server to list it)."""
+    """The shipped suite minus its MCP scenarios (checked from their pin files, no server)."""
     args: list[str] = []
     for path in sorted((REPO / "scenarios").glob("*.yaml")):
         args += ["--scenarios", str(path.relative_to(REPO))]

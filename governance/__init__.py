@@ -95,6 +95,7 @@ if TYPE_CHECKING:
         McpLockError,
         PinSet,
         load_pins,
+        locked_sources,
         write_pins,
     )
     from governance._mcp_server import build_mcp_server
@@ -206,6 +207,7 @@ _EXPORTS = {
     "McpLockError": "governance._mcp_pins",
     "PinSet": "governance._mcp_pins",
     "load_pins": "governance._mcp_pins",
+    "locked_sources": "governance._mcp_pins",
     "write_pins": "governance._mcp_pins",
     "neutralise_description": "governance._mcp_text",
     "PathRefused": "governance._paths",
@@ -265,6 +267,7 @@ __all__ = [
     "build_mcp_server",
     "load_mcp_config",
     "load_pins",
+    "locked_sources",
     "neutralise_description",
     "open_mcp_sources",
     "write_pins",

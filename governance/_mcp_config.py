@@ -134,6 +134,12 @@ class _ServerModel(_Model):
         description="Require every tool of this server to be pinned (`proctor mcp pin`); an "
         "unpinned tool is then quarantined. A recorded pin is enforced either way.",
     )
+    stateless: StrictBool = Field(
+        False,
+        description="The server keeps no state between calls that one session could see in "
+        "another: a suite run may then keep one session per worker for all its scenarios "
+        "(a session that crashed, timed out or was restarted is replaced).",
+    )
     tools: dict[ToolName, ToolMappingModel] = Field(
         default_factory=dict,
         description="Governance facts per MCP tool name; unmapped tools are action_type unknown.",
@@ -229,6 +235,7 @@ class McpServerSpec:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     pin_required: bool = False
+    stateless: bool = False
     tools: Mapping[str, ToolMapping] = field(default_factory=dict)
     command: str = ""
     args: tuple[str, ...] = ()
@@ -280,6 +287,7 @@ def _spec(
         "call_timeout": model.call_timeout,
         "max_result_chars": model.max_result_chars,
         "pin_required": model.pin or pins,
+        "stateless": model.stateless,
         "tools": tools,
     }
     if isinstance(model, StdioServerModel):

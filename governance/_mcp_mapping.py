@@ -14,14 +14,21 @@ idempotent, so policy can only hold or block it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from governance._canonical import digest
+from governance._canonical import canonical_json, digest
 from governance._contracts import RISK_ORDER, ActionType, Risk, ToolDescriptor
-from governance._mcp_config import TOOL_NAME, ToolMapping
+from governance._mcp_config import TOOL_NAME, McpServerSpec, ToolMapping
 from governance._mcp_text import safe_description
+from governance._schemas import SchemaRefused, check_local_schema
+
+
+class Pins(Protocol):
+    """The recorded digest of a tool, if any (governance._mcp_pins.PinSet has it)."""
+
+    def get(self, server: str, tool: str) -> str | None: ...
 
 HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 UNMAPPED = ToolMapping(
@@ -127,3 +134,59 @@ def pin_verdict(
     if pinned != tool.digest:
         return "changed", "tool_definition_changed"
     return "pinned", None
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One tool a server listed, with what Proctor made of it (for `proctor mcp list`)."""
+
+    server: str
+    definition: McpToolDefinition
+    descriptor: ToolDescriptor | None  # None when the tool was skipped
+    mapped: bool
+    pin: PinState
+    skipped: str | None = None
+
+
+def encodable(definition: McpToolDefinition) -> bool:
+    """Whether the definition has a digest (canonical JSON can encode it)."""
+    try:
+        canonical_json(definition.surface())
+    except ValueError:  # NaN, Infinity, a lone surrogate: no digest, so no registry entry
+        return False
+    return True
+
+
+def describe_tools(
+    spec: McpServerSpec, definitions: Sequence[McpToolDefinition], pins: Pins
+) -> list[McpToolInfo]:
+    """What Proctor makes of one server's listing: mapping, annotations, pins, or a skip."""
+    infos: list[McpToolInfo] = []
+    seen: set[str] = set()
+    for definition in definitions:
+        name = definition.name
+        mapping = spec.tools.get(name)
+        skipped = None
+        if not valid_tool_name(name):
+            skipped = "the name is not letters, digits, '_' or '-' (it cannot be namespaced)"
+        elif name in seen:
+            skipped = "listed twice by the server; the first listing is used"
+        elif not encodable(definition):
+            skipped = "its definition is not canonical JSON (NaN, Infinity or a lone surrogate)"
+        seen.add(name)
+        if skipped is not None:
+            infos.append(
+                McpToolInfo(spec.name, definition, None, mapping is not None, "unpinned", skipped)
+            )
+            continue
+        pin, quarantine = pin_verdict(
+            definition, pins.get(spec.name, name), required=spec.pin_required
+        )
+        if quarantine is None:
+            try:  # a schema that needs a remote (or dangling) `$ref` never gets validated
+                check_local_schema(definition.input_schema)
+            except SchemaRefused as exc:
+                quarantine = exc.reason
+        descriptor = build_descriptor(spec.name, definition, mapping, quarantine=quarantine)
+        infos.append(McpToolInfo(spec.name, definition, descriptor, mapping is not None, pin))
+    return infos

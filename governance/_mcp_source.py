@@ -46,7 +46,6 @@ from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from governance._canonical import canonical_json
 from governance._closing import Closing
 from governance._contracts import ToolCall, ToolDescriptor, ToolResult
 from governance._mcp_config import (
@@ -55,17 +54,10 @@ from governance._mcp_config import (
     McpConfig,
     McpServerSpec,
 )
-from governance._mcp_mapping import (
-    McpToolDefinition,
-    PinState,
-    build_descriptor,
-    pin_verdict,
-    valid_tool_name,
-)
+from governance._mcp_mapping import McpToolDefinition, McpToolInfo, describe_tools, encodable
 from governance._mcp_pins import PinSet
 from governance._mcp_stdio import StdioLaunch, StdioProcess, exit_code_within, stdio_transport
 from governance._process import process_token
-from governance._schemas import SchemaRefused, check_local_schema
 
 SourceState = Literal["starting", "up", "failed", "down", "closed"]
 DEFAULT_MAX_RESTARTS = 2
@@ -89,18 +81,6 @@ class SourceStatus:
 
     def describe(self) -> str:
         return f"{self.state}: {self.detail}" if self.detail else self.state
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """One tool a server listed, with what Proctor made of it (for `proctor mcp list`)."""
-
-    server: str
-    definition: McpToolDefinition
-    descriptor: ToolDescriptor | None  # None when the tool was skipped
-    mapped: bool
-    pin: PinState
-    skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +246,7 @@ class McpToolSource(Closing):
         self._tools: list[McpToolInfo] = []
         self._registered: dict[str, McpToolInfo] = {}  # by registered name
         self._changed: set[str] = set()  # MCP names whose definition changed after a re-open
+        self._troubled = False  # a call timed out or lost the connection (see `reusable`)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -323,6 +304,21 @@ class McpToolSource(Closing):
             return None
         return conn.handle.pid
 
+    def reusable(self) -> bool:
+        """Whether a suite may hand this source to its next scenario (a `stateless` server):
+        up, never restarted, no changed tool, no call that timed out or lost the connection,
+        and its connection still alive. Anything else is closed and started afresh."""
+        with self._lock:
+            conn = self._conn
+            return (
+                self._state == "up"
+                and self._restarts == 0
+                and not self._changed
+                and not self._troubled
+                and conn is not None
+                and conn.alive()
+            )
+
     def tools(self) -> list[McpToolInfo]:
         """Every tool the server listed at start-up, registered or skipped."""
         return list(self._tools)
@@ -350,6 +346,8 @@ class McpToolSource(Closing):
             )
         idempotent = info.descriptor is not None and info.descriptor.idempotent
         outcome = self._attempt(name, call.arguments)
+        if isinstance(outcome, _Failure) and outcome.reason != "tool_error":
+            self._troubled = True
         if isinstance(outcome, _Failure) and outcome.transport and idempotent:
             retry = self._attempt(name, call.arguments)  # on a fresh connection
             if not isinstance(retry, _Failure):
@@ -545,54 +543,11 @@ class McpToolSource(Closing):
 
     def _compare(self, listing: Sequence[mcp_types.Tool]) -> None:
         """After a re-open: refuse tools whose definition is no longer what was registered."""
-        now = {d.name: d.digest for d in map(_definition, listing) if _encodable(d)}
+        now = {d.name: d.digest for d in map(_definition, listing) if encodable(d)}
         for info in self._registered.values():
             name = info.definition.name
             if now.get(name) != info.definition.digest:
                 self._changed.add(name)
-
-
-def _encodable(definition: McpToolDefinition) -> bool:
-    try:
-        canonical_json(definition.surface())
-    except ValueError:  # NaN, Infinity, a lone surrogate: no digest, so no registry entry
-        return False
-    return True
-
-
-def describe_tools(
-    spec: McpServerSpec, definitions: Sequence[McpToolDefinition], pins: PinSet
-) -> list[McpToolInfo]:
-    """What Proctor makes of one server's listing: mapping, annotations, pins, or a skip."""
-    infos: list[McpToolInfo] = []
-    seen: set[str] = set()
-    for definition in definitions:
-        name = definition.name
-        mapping = spec.tools.get(name)
-        skipped = None
-        if not valid_tool_name(name):
-            skipped = "the name is not letters, digits, '_' or '-' (it cannot be namespaced)"
-        elif name in seen:
-            skipped = "listed twice by the server; the first listing is used"
-        elif not _encodable(definition):
-            skipped = "its definition is not canonical JSON (NaN, Infinity or a lone surrogate)"
-        seen.add(name)
-        if skipped is not None:
-            infos.append(
-                McpToolInfo(spec.name, definition, None, mapping is not None, "unpinned", skipped)
-            )
-            continue
-        pin, quarantine = pin_verdict(
-            definition, pins.get(spec.name, name), required=spec.pin_required
-        )
-        if quarantine is None:
-            try:  # a schema that needs a remote (or dangling) `$ref` never gets validated
-                check_local_schema(definition.input_schema)
-            except SchemaRefused as exc:
-                quarantine = exc.reason
-        descriptor = build_descriptor(spec.name, definition, mapping, quarantine=quarantine)
-        infos.append(McpToolInfo(spec.name, definition, descriptor, mapping is not None, pin))
-    return infos
 
 
 async def _call_tool(

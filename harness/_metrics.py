@@ -1,4 +1,5 @@
-"""Gated metrics: every check kind counts towards exactly one metric.
+"""Gated metrics: every check kind counts towards exactly one metric (declared with the kind in
+`harness._checks.CHECKS`).
 
 A metric with no checks is absent (rate None), never 100%: a suite that stopped testing
 something must not look perfect at it.
@@ -6,9 +7,9 @@ something must not look perfect at it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterable
 
+from harness._checks import METRIC_OF
 from harness._errors import HarnessError
 from harness._results import CheckResult, MetricResult
 
@@ -29,29 +30,6 @@ METRICS: tuple[str, ...] = (
     "contract",
 )
 
-METRIC_OF: Mapping[str, str] = MappingProxyType(
-    {
-        "must_propose": "tool_proposals",
-        "must_execute": "tool_execution",
-        "must_not_execute": "unsafe_execution",
-        "governance_refusal": "governance_refusals",
-        "must_block": "blocking",
-        "policy_evidence": "policy_evidence",
-        "must_hold": "approval_flow",
-        "approval": "approval_flow",
-        "budget": "budget_enforcement",
-        "budget_reset": "budget_enforcement",
-        "status": "run_outcome",
-        "termination": "termination",
-        "max_steps": "termination",
-        "answer_contains": "answer_content",
-        "answer_not_contains": "answer_content",
-        "guardrail": "guardrails",
-        "audit_integrity": "audit_integrity",
-        "contract": "contract",
-    }
-)
-
 
 def compute_metrics(checks: Iterable[CheckResult]) -> tuple[MetricResult, ...]:
     """One result per metric, in `METRICS` order; a check of an ungated kind is an error."""
@@ -62,7 +40,7 @@ def compute_metrics(checks: Iterable[CheckResult]) -> tuple[MetricResult, ...]:
         if metric is None:
             raise HarnessError(
                 f"check {check.scenario_id}/{check.id} has kind {check.kind!r}, which no metric "
-                "gates; add it to harness._metrics.METRIC_OF"
+                "gates; declare it, with its metric, in harness._checks.CHECKS"
             )
         total[metric] += 1
         passed[metric] += int(check.passed)

@@ -19,11 +19,11 @@ import yaml
 
 from governance import Policy, parse_policy
 from harness._checks import expand_checks
-from harness._contract import check_contract
 from harness._errors import ScenarioError
 from harness._mutants_file import Equivalent
 from harness._mutate import Kill, Mutant, kill_of, mutants_of, order_scenarios
 from harness._runner import ProviderChoice, run_scenario
+from harness._scenario_contract import check_contract
 from harness._scenario_load import LoadedScenario, resolve_policy_path
 from harness._suite import policy_file_name
 from harness._suite_check import registry_for

@@ -12,6 +12,7 @@ machine, under any PYTHONHASHSEED, serial or in parallel.
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import json
 import multiprocessing
@@ -74,6 +75,7 @@ def _process_cache() -> SuiteCache:
     global _PROCESS_CACHE
     if _PROCESS_CACHE is None:
         _PROCESS_CACHE = SuiteCache()
+        atexit.register(_PROCESS_CACHE.close)  # MCP: a worker's shared servers stop with it
     return _PROCESS_CACHE
 
 
@@ -88,14 +90,18 @@ def open_scenario_gateway(
     compiled copy of the scenario's file, or `policy` (mutation testing runs in-memory mutants).
     """
     policy_path = resolve_policy_path(loaded)
+    # MCP: a stateless config's servers are shared by the worker's scenarios (the cache), any
+    # other config's are started by the gateway and stopped with it.
+    mcp_config = resolve_mcp_config(loaded)
+    shared = cache.shared_mcp_sources(mcp_config) if mcp_config is not None else None
     return Gateway(
         state_dir=cache.new_state_dir(),
         policy_path=policy_path,
         clock=clock,
         audit_key_from_env=False,
-        sources=[cache.builtin_source()],
+        sources=[cache.builtin_source(), *(shared or ())],
         builtin=False,
-        mcp_config=resolve_mcp_config(loaded),
+        mcp_config=mcp_config if shared is None else None,
         policy=policy if policy is not None else cache.policy(policy_path),
         store="memory:",  # a scenario's approvals, budgets and audit live and die with it
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
@@ -153,6 +159,8 @@ def _run_scenario(
             registry_digest = gateway.registry.digest
     finally:
         shutil.rmtree(gateway.state_dir, ignore_errors=True)
+        if (mcp_config := resolve_mcp_config(loaded)) is not None:
+            cache.release_mcp_sources(mcp_config)  # MCP: a session that is not pristine goes
     return Trace(
         run_id=run_id,
         scenario_id=scenario.id,

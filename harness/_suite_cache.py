@@ -20,6 +20,7 @@ import sqlite3
 import tempfile
 from itertools import count
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from governance import Policy
 from governance._errors import PolicyError
@@ -27,6 +28,9 @@ from governance._local_tools import LocalToolSource
 from governance._policy_load import parse_policy
 from governance._yaml_lines import decode_text
 from governance.tools import Workspace, builtin_tools
+
+if TYPE_CHECKING:
+    from governance import McpToolSource
 
 _FAST_SCRATCH = Path("/dev/shm")
 
@@ -60,6 +64,7 @@ class SuiteCache:
         self.workspace = Workspace(root / "workspace").ensure()
         self._builtin = builtin_tools(self.workspace.root)
         self._root = root
+        self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
 
     def policy(self, path: Path) -> Policy:
         """The compiled policy of `path` as its bytes are now: parsed once per content digest."""
@@ -101,6 +106,46 @@ class SuiteCache:
         path.mkdir()
         return path
 
+    # -- MCP servers (one session per worker for stateless configs) ---------------------------
+
+    def shared_mcp_sources(self, config: Path) -> list[McpToolSource] | None:
+        """The MCP sources of `config` kept for every scenario of this worker, when each of its
+        servers declares `stateless: true`; None otherwise (the gateway starts its own).
+
+        Keyed by the config's and lock's bytes, so an edited file starts new servers.
+        """
+        from governance import load_mcp_config, load_pins, open_mcp_sources
+
+        key = self._mcp_key(config)
+        found = self._mcp.get(key)
+        if found is not None:
+            return found
+        mcp = load_mcp_config(config)
+        if not all(spec.stateless for spec in mcp.servers):
+            return None
+        found = self._mcp[key] = open_mcp_sources(mcp, load_pins(mcp.lock_path))
+        return found
+
+    def release_mcp_sources(self, config: Path) -> None:
+        """After a scenario: sources that are no longer pristine (crashed, restarted, timed out)
+        are closed, so the next scenario starts them afresh and sees nothing of this one."""
+        key = self._mcp_key(config)
+        sources = self._mcp.get(key)
+        if sources is not None and not all(source.reusable() for source in sources):
+            del self._mcp[key]
+            for source in sources:
+                source.close()
+
+    def _mcp_key(self, config: Path) -> tuple[Path, str]:
+        lock = config.with_name(f"{config.stem}.lock.json")
+        content = hashlib.sha256(config.read_bytes())
+        content.update(lock.read_bytes() if lock.is_file() else b"")
+        return config, content.hexdigest()
+
     def close(self) -> None:
+        for sources in self._mcp.values():
+            for source in sources:
+                source.close()
+        self._mcp.clear()
         self._template_db.close()
         self._scratch.cleanup()

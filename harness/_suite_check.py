@@ -6,15 +6,15 @@ provider; harness._suite re-exports these names for the run path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
-from harness._contract import ContractViolation, check_contract
 from harness._errors import ScenarioError
+from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
     LoadedScenario,
     load_scenarios,
@@ -29,21 +29,53 @@ def registry_for(loaded: LoadedScenario) -> ToolRegistry:
     return builtin_registry() if config is None else mcp_registry(config)
 
 
-@cache
 def mcp_registry(config: Path) -> ToolRegistry:
-    """Built-in tools plus the tools the MCP servers in `config` list right now (then stopped)."""
-    # The MCP SDK and config models load only for suites that name MCP servers.
-    from governance import load_mcp_config, open_mcp_sources
+    """Built-in tools plus the tools of the MCP servers in `config`."""
+    return mcp_listing(config)[0]
 
+
+@cache
+def mcp_listing(config: Path) -> tuple[ToolRegistry, str | None]:
+    """(the registry, None) when the config's lock stands for its servers: nothing is started
+    and the MCP SDK is not imported. Otherwise the servers are started, listed and stopped, and
+    the second item says why, for one line of `proctor check` output."""
+    from governance import load_mcp_config, load_pins, locked_sources
+
+    mcp = load_mcp_config(config)
+    pins = load_pins(mcp.lock_path)
     registry = new_builtin_registry()
-    sources = open_mcp_sources(load_mcp_config(config))
+    locked = locked_sources(mcp, pins)
+    if not isinstance(locked, str):
+        for listing in locked:
+            registry.add_source(listing)
+        return registry, None
+    # The MCP SDK loads only for configs whose lock cannot stand in for the servers.
+    from governance import open_mcp_sources
+
+    sources = open_mcp_sources(mcp)
     try:
         for source in sources:
             registry.add_source(source)
     finally:
         for source in sources:
             source.close()
-    return registry
+    shown = _shown(config)
+    steps = [] if all(s.pin_required for s in mcp.servers) else ["set `require_pins: true`"]
+    if any(pins.definitions_of(s.name) is None for s in mcp.servers):
+        steps.append(f"run `proctor mcp pin --config {shown}`")
+    note = (
+        f"{shown}: started its MCP servers to list their tools ({locked}); "
+        f"{' and '.join(steps)} to check it without starting them"
+    )
+    return registry, note
+
+
+def _shown(path: Path) -> Path:
+    """`path` relative to the working directory when it is under it (as a user would type it)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 @cache
@@ -52,10 +84,17 @@ def builtin_registry() -> ToolRegistry:
     return new_builtin_registry()
 
 
-def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[LoadedScenario]:
-    """Scenarios that passed their schema and their contract; anything else raises (exit 3)."""
+def load_checked_suite(
+    paths: Sequence[Path],
+    tags: Sequence[str] = (),
+    note: Callable[[str], object] | None = None,
+) -> list[LoadedScenario]:
+    """Scenarios that passed their schema and their contract; anything else raises (exit 3).
+
+    `note` hears one line per MCP config whose servers had to be started to list their tools.
+    """
     loaded = load_scenarios(paths, tags=tags)
-    _list_mcp_servers_at_once(loaded)
+    configs = _list_mcp_servers_at_once(loaded)
     policies: dict[Path, Policy] = {}
 
     def policy_for(item: LoadedScenario) -> Policy:
@@ -65,6 +104,11 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
         return policies[path]
 
     violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
+    if note is not None:
+        for config in configs:
+            said = mcp_listing(config)[1]
+            if said is not None:
+                note(said)
     if violations:
         raise ContractBroken(violations)
     # Packed (kept as their JSON) once checked: a model and line map per scenario would make
@@ -75,8 +119,8 @@ def load_checked_suite(paths: Sequence[Path], tags: Sequence[str] = ()) -> list[
 MAX_PARALLEL_CONFIGS = 4
 
 
-def _list_mcp_servers_at_once(loaded: Sequence[LoadedScenario]) -> None:
-    """Fill `mcp_registry`'s cache for every MCP config of the suite, their servers started
+def _list_mcp_servers_at_once(loaded: Sequence[LoadedScenario]) -> list[Path]:
+    """The suite's MCP configs; fills `mcp_registry`'s cache for each, their servers started
     side by side: each listing mostly waits for a child process to boot.
 
     A config that fails is not cached, so the contract check meets the same failure again in
@@ -84,10 +128,11 @@ def _list_mcp_servers_at_once(loaded: Sequence[LoadedScenario]) -> None:
     """
     configs = sorted({c for item in loaded if (c := resolve_mcp_config(item)) is not None})
     if len(configs) < 2:
-        return
+        return configs
     with ThreadPoolExecutor(min(len(configs), MAX_PARALLEL_CONFIGS)) as pool:
-        for future in [pool.submit(mcp_registry, config) for config in configs]:
+        for future in [pool.submit(mcp_listing, config) for config in configs]:
             future.exception()  # wait; a failure is raised again by the check, in order
+    return configs
 
 
 class ContractBroken(ScenarioError):

@@ -12,9 +12,9 @@ from tabulate import tabulate
 from governance._approval_flow import EditRefused
 from governance._approvals import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
 from harness import _exit_codes as codes
-from harness._runs import RunNotFound, RunStore
+from harness._run_store import RunNotFound, RunStore
 from harness.cli._options import gateway_options, open_gateway
-from harness.cli._running import print_run, resume_stored_run
+from harness.cli._single_run import print_run, resume_stored_run
 
 
 def _request_json(request: ApprovalRequest) -> dict[str, Any]:

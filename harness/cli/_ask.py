@@ -14,9 +14,9 @@ from governance._yaml_lines import data_loc, format_loc, load_yaml_with_lines
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
-from harness._runs import ProviderSpec, RunStore, StoredRun
+from harness._run_store import ProviderSpec, RunStore, StoredRun
 from harness.cli._options import gateway_options, open_gateway
-from harness.cli._running import SCRIPT, build_provider, print_run
+from harness.cli._single_run import SCRIPT, build_provider, print_run
 
 
 def _load_script(path: Path) -> list[object]:

@@ -10,15 +10,12 @@ from governance import SystemClock
 from harness import _exit_codes as codes
 from harness._baseline import (
     AcceptedChange,
-    baseline_diff,
-    build_baseline,
-    failing_checks,
     load_baseline,
     load_baseline_traces,
-    record_refusals,
     write_baseline,
     write_baseline_traces,
 )
+from harness._baseline_record import baseline_diff, build_baseline, failing_checks, record_refusals
 from harness._errors import UsageProblem
 from harness._gate import input_changes
 from harness._results import InputChange

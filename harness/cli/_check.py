@@ -21,6 +21,9 @@ def check_command(scenario_paths: tuple[Path, ...], tags: tuple[str, ...]) -> in
     # Imported here: `proctor check --help` needs only the options above.
     from harness._suite_check import load_checked_suite
 
-    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
+    def note(line: str) -> None:
+        click.echo(f"note: {line}", err=True)
+
+    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags, note)
     click.echo(f"OK: {len(scenarios)} scenarios pass their schema and contract")
     return codes.OK

@@ -20,83 +20,83 @@ class LazyCommand:
     summary: str
 
 
-_CLI = "harness.cli."
-
 COMMANDS: dict[str, LazyCommand] = {
     "approvals": LazyCommand(
-        _CLI + "_approvals",
+        "harness.cli._approvals",
         "approvals",
         "Review calls held for human approval, then resume the runs that wait on them.",
     ),
     "ask": LazyCommand(
-        _CLI + "_ask", "ask", "Run REQUEST through the governed agent loop once and store the run."
+        "harness.cli._ask",
+        "ask",
+        "Run REQUEST through the governed agent loop once and store the run.",
     ),
     "audit": LazyCommand(
-        _CLI + "_audit",
+        "harness.cli._audit",
         "audit",
         "Verify and read Proctor's hash-chained audit log (key: PROCTOR_AUDIT_KEY).",
     ),
     "baseline": LazyCommand(
-        _CLI + "_baseline_cmd",
+        "harness.cli._baseline_cmd",
         "baseline_group",
         "The recorded baseline the gate compares against.",
     ),
     "budgets": LazyCommand(
-        _CLI + "_budgets",
+        "harness.cli._budgets",
         "budgets",
         "Destructive-action budgets: status, and the deliberate two-person reset.",
     ),
     "check": LazyCommand(
-        _CLI + "_check",
+        "harness.cli._check",
         "check_command",
         "Validate every scenario against its schema and the registry/policy it runs with.",
     ),
     "demo": LazyCommand(
-        _CLI + "_demo",
+        "harness.cli._demo",
         "demo",
         "Run four calls through the firewall with the shipped policy, then verify the audit chain.",
     ),
     "gate": LazyCommand(
-        _CLI + "_score",
+        "harness.cli._score",
         "gate_command",
         "Gate the run stored in RUN against a baseline: exit 2 on any regression or changed "
         "scenario inputs.",
     ),
     "mcp": LazyCommand(
-        _CLI + "_mcp",
+        "harness.cli._mcp",
         "mcp_group",
         "MCP servers as governed tool sources: inspect them, pin their tool definitions.",
     ),
     "mutate": LazyCommand(
-        _CLI + "_mutate",
+        "harness.cli._mutate",
         "mutate_command",
         "Weaken each rule and budget in turn and run the suite against every mutant.",
     ),
     "policy": LazyCommand(
-        _CLI + "_policy", "policy_group", "Validate policy files and explain their decisions."
+        "harness.cli._policy", "policy_group", "Validate policy files and explain their decisions."
     ),
     "run": LazyCommand(
-        _CLI + "_run",
+        "harness.cli._run_cmd",
         "run_command",
         "Run the scenario suite through the governed loop and gate it against the baseline.",
     ),
     "score": LazyCommand(
-        _CLI + "_score",
+        "harness.cli._score",
         "score_command",
         "Re-score the traces stored in RUN (a reports/<run> directory) against the scenarios.",
     ),
     "serve": LazyCommand(
-        _CLI + "_serve",
+        "harness.cli._serve",
         "serve",
         "Serve the governed tools to any MCP client (Claude Desktop, Cursor, ...).",
     ),
     "smoke": LazyCommand(
-        _CLI + "_smoke",
+        "harness.cli._smoke",
         "smoke",
         "Prove the live provider path: real HTTP, tool-name encoding, governance, audit.",
     ),
     "stub": LazyCommand(
-        _CLI + "_stub",
+        "harness.cli._stub",
         "stub_command",
         "Serve the vendor stub (POST /v1/chat/completions, GET /v1/models) until Ctrl-C.",
     ),

@@ -22,7 +22,8 @@ from governance._mcp_pins import PinSet, load_pins, pins_for, write_pins
 from harness import _exit_codes as codes
 
 if TYPE_CHECKING:
-    from governance._mcp_source import McpToolInfo, McpToolSource
+    from governance._mcp_mapping import McpToolInfo
+    from governance._mcp_source import McpToolSource
 
 CONFIG_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _HINT_LABELS = {
@@ -167,7 +168,11 @@ def list_command(config_path: Path, lock_path: Path | None, as_json: bool) -> in
     help="Pin only this server (repeatable) [default: every server].",
 )
 def pin_command(config_path: Path, lock_path: Path | None, only: tuple[str, ...]) -> int:
-    """Record the digest of every tool's definition; a changed tool is then blocked."""
+    """Record every tool's definition and its digest; a changed tool is then blocked.
+
+    With `require_pins: true`, `proctor check` reads the tools from this file instead of
+    starting the servers.
+    """
     config = load_mcp_config(config_path)
     names = {spec.name for spec in config.servers}
     unknown = sorted(set(only) - names)
@@ -192,7 +197,7 @@ def pin_command(config_path: Path, lock_path: Path | None, only: tuple[str, ...]
             changed = sorted(t for t in fresh if t in before and before[t] != fresh[t])
             added = sorted(t for t in fresh if t not in before)
             removed = sorted(t for t in before if t not in fresh)
-            pins = pins.with_server(server, fresh)
+            pins = pins.with_definitions(server, source.definitions())
             notes = [
                 f"{label}: {', '.join(items)}"
                 for label, items in (("changed", changed), ("new", added), ("removed", removed))

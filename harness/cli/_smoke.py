@@ -25,7 +25,7 @@ from harness.providers._settings import (
     ProviderSettings,
     resolve_settings,
 )
-from stubs.vendor import DEFAULT_MODEL, StubStartError, running_stub
+from stubs.openai_stub import DEFAULT_MODEL, StubStartError, running_stub
 
 SKIPPED = "SKIPPED: no live credential"
 STUB_KEY = "proctor-smoke"  # the stub accepts any non-empty key

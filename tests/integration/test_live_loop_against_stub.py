@@ -26,13 +26,13 @@ from harness._spans import ModelTurnSpan
 from harness.providers import OpenAIProvider, ProviderSettings
 from harness.providers._base import Message, ModelTurn, ProviderIdentity, ToolSpec
 from harness.providers._schema import ToolNameCodec
-from stubs.vendor import DELAY_HEADER, running_stub
+from stubs.openai_stub import DELAY_HEADER, running_stub
 
 pytestmark = pytest.mark.slow
 
 PRINCIPAL = Principal("ann", "support-bot", "support")
 RUN = "run-live"
-# Requests phrased for the stub's word-overlap tool chooser (stubs/vendor/_model.py).
+# Requests phrased for the stub's word-overlap tool chooser (stubs/openai_stub/_model.py).
 LOOKUP = "Look up order ORD-0001 and tell me its status."
 EMAIL = 'Send an email to bob@example.com with the subject "Hello" saying hello.'
 DELETE = "Delete the file notes/todo.txt."

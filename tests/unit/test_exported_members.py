@@ -16,7 +16,7 @@ GOVERNANCE_API = """
     PolicyFile Principal REDACTED RegistryError Risk RunUsage SelfApprovalError StaticPolicy
     SystemClock ToolCall ToolDescriptor ToolExecutionError ToolInputError ToolRegistry
     ToolResult ToolSource build_mcp_server canonical_json digest effective_impact evaluate
-    explain keyed_digest load_mcp_config load_pins load_policy local_tool
+    explain keyed_digest load_mcp_config load_pins load_policy local_tool locked_sources
     neutralise_description open_mcp_sources parse_policy policy_json_schema redact write_pins
     ApprovalBackend AuditBackend BudgetBackend Durability StoreSpec StoreUrlError parse_store_url
 """.split()

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from governance._canonical import digest
 from governance._mcp_config import McpServerSpec, ToolMapping
-from governance._mcp_mapping import McpToolDefinition
+from governance._mcp_mapping import McpToolDefinition, describe_tools
 from governance._mcp_pins import PinSet, pins_for
-from governance._mcp_source import describe_tools
 
 READ = ToolMapping("read", "low", reversible=True, external_side_effect=False)
 ECHO = McpToolDefinition(name="echo", description="Echo.", input_schema={"type": "object"})

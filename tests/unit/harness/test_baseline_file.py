@@ -16,7 +16,6 @@ from harness._baseline import (
     SCHEMA_COMMAND,
     SCHEMA_PATH,
     Baseline,
-    build_baseline,
     load_baseline,
     load_baseline_text,
     load_baseline_traces,
@@ -25,6 +24,7 @@ from harness._baseline import (
     write_baseline_schema,
     write_baseline_traces,
 )
+from harness._baseline_record import build_baseline
 from harness._errors import BaselineError, HarnessError
 from harness._metrics import compute_metrics
 from harness._results import CheckResult
@@ -34,6 +34,7 @@ from tests.trace_factory import make_trace
 
 def trace(sid: str, answer: str = "done") -> Trace:
     return make_trace(sid=sid, answer=answer)
+
 
 def sample() -> Baseline:
     checks = [

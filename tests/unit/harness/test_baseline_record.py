@@ -7,14 +7,8 @@ import datetime as dt
 import pytest
 
 from governance import ManualClock
-from harness._baseline import (
-    Baseline,
-    baseline_diff,
-    build_baseline,
-    failing_checks,
-    metric_results,
-    record_refusals,
-)
+from harness._baseline import Baseline, metric_results
+from harness._baseline_record import baseline_diff, build_baseline, failing_checks, record_refusals
 from harness._errors import HarnessError
 from harness._metrics import compute_metrics
 from harness._results import CheckResult
@@ -24,6 +18,7 @@ from tests.trace_factory import make_trace
 
 def trace(sid: str, answer: str = "done") -> Trace:
     return make_trace(sid=sid, answer=answer)
+
 
 def c(sid: str, cid: str, kind: str, passed: bool = True) -> CheckResult:
     return CheckResult(sid, cid, kind, passed, "")

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness._checks import CHECK_KINDS, expand_checks, inventory_of
+from harness._checks import CHECK_KINDS, CHECKS, expand_checks, inventory_of
 from harness._errors import HarnessError
+from harness._metrics import METRICS
 from harness._results import CheckResult
 from harness._scenario import Scenario
 from harness._spans import (
@@ -429,28 +430,42 @@ def test_guardrail_pass_means_no_flag_at_that_stage() -> None:
     assert "on c1 returned flagged (injection)" in checks[2].why
 
 
+EVERY_EXPECTATION: dict[str, Any] = {
+    "status": "completed",
+    "termination": "answered",
+    "max_steps": 5,
+    "audit_valid": True,
+    "must_propose": ["fs.delete"],
+    "must_execute": ["fs.read"],
+    "must_not_execute": ["fs.delete"],
+    "must_block": ["fs.delete"],
+    "must_hold": ["email.send"],
+    "policy_evidence": [{"tool": "fs.delete", "effect": "block"}],
+    "answer_contains": ["x"],
+    "answer_not_contains": ["y"],
+    "budget": [{"tool": "fs.delete"}, {"reset": "accepted", "budget": "b"}],
+    "approvals": [{"tool": "email.send", "status": "pending"}],
+    "guardrails": [{"stage": "input", "verdict": "pass"}],
+}
+EVERY_KIND_SPANS: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
+
+
 def test_every_emitted_kind_is_a_declared_check_kind() -> None:
     """A scenario using every expectation emits every kind; a new undeclared kind fails here."""
-    expect = {
-        "status": "completed",
-        "termination": "answered",
-        "max_steps": 5,
-        "audit_valid": True,
-        "must_propose": ["fs.delete"],
-        "must_execute": ["fs.read"],
-        "must_not_execute": ["fs.delete"],
-        "must_block": ["fs.delete"],
-        "must_hold": ["email.send"],
-        "policy_evidence": [{"tool": "fs.delete", "effect": "block"}],
-        "answer_contains": ["x"],
-        "answer_not_contains": ["y"],
-        "budget": [{"tool": "fs.delete"}, {"reset": "accepted", "budget": "b"}],
-        "approvals": [{"tool": "email.send", "status": "pending"}],
-        "guardrails": [{"stage": "input", "verdict": "pass"}],
-    }
-    spans: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
-    kinds = {c.kind for c in expand_checks(scenario(expect), trace(spans))}
-    assert kinds == CHECK_KINDS
+    checks = expand_checks(scenario(EVERY_EXPECTATION), trace(EVERY_KIND_SPANS))
+    assert {c.kind for c in checks} == CHECK_KINDS
+
+
+def test_every_kind_is_declared_once_with_a_gated_metric_and_an_expander_that_emits_it() -> None:
+    names = [kind.name for kind in CHECKS]
+    assert len(names) == len(set(names))
+    full, bare = scenario(EVERY_EXPECTATION), scenario({})
+    for kind in CHECKS:
+        assert kind.metric in METRICS, kind.name
+        assert list(kind.expand(full.expect, trace(EVERY_KIND_SPANS))), kind.name
+    # Only the contract check is unconditional: every other kind waits for its expectation.
+    emitted = [kind.name for kind in CHECKS if list(kind.expand(bare.expect, trace()))]
+    assert emitted == ["contract"]
 
 
 def test_inventory_groups_sorted_check_ids_by_scenario() -> None:

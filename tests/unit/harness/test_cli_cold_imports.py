@@ -44,6 +44,7 @@ HEAVY_MODULES = {
     "harness._loop",
     "harness._suite",
     "harness._baseline",
+    "harness._baseline_record",
     "harness.providers._openai",
     "governance._gateway",
     "governance._firewall",
@@ -53,7 +54,7 @@ HEAVY_MODULES = {
     "governance._mcp_source",
     "governance._mcp_server",
     "governance._mcp_config",
-    "stubs.vendor",
+    "stubs.openai_stub",
 }
 
 PROBE = """
@@ -157,7 +158,7 @@ def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path:
     # `run --help` declares provider options: it may load more. The point is that the probe
     # reports what a command imports, so the empty lists above mean something.
     _, modules = _loaded_after(tmp_path, "stub", "--help")
-    assert "stubs.vendor" in _heavy(modules)
+    assert "stubs.openai_stub" in _heavy(modules)
 
 
 def test_each_lazy_entry_names_a_command_whose_help_starts_with_its_summary() -> None:
@@ -193,3 +194,68 @@ def test_an_unknown_command_exits_64_and_suggests_the_closest_name() -> None:
     assert result.exit_code == codes.USAGE
     assert "No such command 'chek'" in result.stderr
     assert "Did you mean 'check'?" in result.stderr
+
+
+SPAWN_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.spawn", "os.system")
+SPAWN_PROBE = """
+import json, sys
+spawned = []
+def hook(event, args):
+    if event.startswith(SPAWN_EVENTS):
+        spawned.append(event)
+sys.addaudithook(hook)
+from harness.cli._app import cli
+code = cli.main(sys.argv[2:], prog_name="proctor", standalone_mode=False)
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules), "spawned": spawned}, out)
+"""
+
+
+def _spawned_and_loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], set[str], str]:
+    report = tmp_path / "spawned.json"
+    probe = f"SPAWN_EVENTS = {SPAWN_EVENTS!r}\n" + SPAWN_PROBE
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(report), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    found = json.loads(report.read_text(encoding="utf-8"))
+    return found["code"], found["spawned"], set(found["modules"]), done.stderr
+
+
+def test_checking_the_shipped_suite_starts_no_process_and_loads_no_mcp_sdk(
+    tmp_path: Path,
+) -> None:
+    # Its MCP configs require pins and their locks store the definitions: the check reads them.
+    code, spawned, modules, stderr = _spawned_and_loaded(tmp_path, "check")
+    assert code == codes.OK
+    assert spawned == []
+    assert "note:" not in stderr
+    assert "governance._mcp_source" not in modules
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES) == []
+
+
+def test_the_spawn_probe_sees_a_check_that_starts_an_mcp_server(tmp_path: Path) -> None:
+    # Without a lock the demo server is started: the probe must see it, or the test above
+    # proves nothing. The one-line note says why and how to avoid it.
+    servers = REPO / "scenarios" / "mcp" / "servers"
+    config = tmp_path / "demo.yaml"
+    config.write_text((servers / "demo.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    suite = tmp_path / "suite.yaml"
+    original = (REPO / "scenarios" / "mcp" / "demo.yaml").read_text(encoding="utf-8")
+    suite.write_text(
+        original.replace("../policies/mcp.yaml", str(REPO / "scenarios/policies/mcp.yaml"))
+        .replace("servers/demo-mapped.yaml", "demo.yaml")
+        .replace("servers/demo.yaml", "demo.yaml"),
+        encoding="utf-8",
+    )
+    code, spawned, modules, stderr = _spawned_and_loaded(
+        tmp_path, "check", "--scenarios", str(suite)
+    )
+    assert "subprocess.Popen" in spawned or "os.posix_spawn" in spawned
+    assert "mcp" in modules
+    assert "proctor mcp pin --config" in stderr
+    assert code in (codes.OK, codes.INVALID_SUITE)

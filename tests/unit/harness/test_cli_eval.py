@@ -283,7 +283,7 @@ def test_an_unexpected_exception_exits_70_with_its_traceback(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom in assemble")
 
-    monkeypatch.setattr("harness.cli._run.assemble", boom)
+    monkeypatch.setattr("harness.cli._run_cmd.assemble", boom)
     result = proctor("run")
     assert result.exit_code == 70, result.output
     assert "internal error" in result.output

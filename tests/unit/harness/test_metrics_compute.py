@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness._checks import CHECK_KINDS
+from harness._checks import CHECK_KINDS, METRIC_OF
 from harness._errors import HarnessError
-from harness._metrics import METRIC_OF, METRICS, compute_metrics, format_rate
+from harness._metrics import METRICS, compute_metrics, format_rate
 from harness._results import CheckResult
 
 

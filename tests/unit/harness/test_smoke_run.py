@@ -11,7 +11,7 @@ import pytest
 from harness._errors import HarnessError
 from harness._smoke import CHECK_NAMES, SMOKE_SCENARIOS, SmokeReport, SmokeScenario, run_smoke
 from harness.providers import ProviderSettings
-from stubs.vendor import running_stub
+from stubs.openai_stub import running_stub
 
 pytestmark = pytest.mark.slow  # a loopback vendor stub in a thread
 

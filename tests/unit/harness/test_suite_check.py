@@ -11,7 +11,7 @@ import pytest
 
 import governance
 from governance import ConfigError, McpConfig
-from harness._suite_check import load_checked_suite, mcp_registry
+from harness._suite_check import load_checked_suite, mcp_listing
 
 CONFIG = """\
 version: 1
@@ -38,9 +38,9 @@ SCENARIO = """\
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
-    mcp_registry.cache_clear()
+    mcp_listing.cache_clear()
     yield
-    mcp_registry.cache_clear()
+    mcp_listing.cache_clear()
 
 
 def _suite(tmp_path: Path, configs: list[str]) -> Path:
@@ -69,7 +69,7 @@ def test_the_servers_of_two_configs_are_started_side_by_side(
     suite = _suite(tmp_path, ["a.yaml", "b.yaml", "a.yaml"])
     assert [s.scenario.id for s in load_checked_suite([suite])] == ["s0", "s1", "s2"]
     assert len(started) == 2  # one start per distinct config, not per scenario
-    assert mcp_registry.cache_info().currsize == 2
+    assert mcp_listing.cache_info().currsize == 2
 
 
 def test_a_config_whose_servers_fail_to_start_fails_the_check_as_it_did_alone(
@@ -85,4 +85,23 @@ def test_a_config_whose_servers_fail_to_start_fails_the_check_as_it_did_alone(
     with pytest.raises(ConfigError, match="the server would not start") as caught:
         load_checked_suite([suite])
     assert "broken.yaml:3" in str(caught.value)
-    assert mcp_registry.cache_info().currsize == 1  # only the good config's registry is kept
+    assert mcp_listing.cache_info().currsize == 1  # only the good config's registry is kept
+
+
+def test_a_config_without_a_lock_is_listed_live_and_the_check_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+
+    def open_sources(config: McpConfig) -> list[Any]:
+        started.append(config.path.name)
+        return []
+
+    monkeypatch.setattr(governance, "open_mcp_sources", open_sources, raising=False)
+    notes: list[str] = []
+    load_checked_suite([_suite(tmp_path, ["a.yaml", "a.yaml"])], note=notes.append)
+    assert started == ["a.yaml"]
+    (line,) = notes
+    assert "\n" not in line
+    assert "started its MCP servers" in line and "it has no pins" in line
+    assert "set `require_pins: true` and run `proctor mcp pin --config" in line

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from stubs.vendor import create_app
-from stubs.vendor._model import build_arguments, choose_tool, looks_refused, words
-from stubs.vendor._validate import FunctionTool
+from stubs.openai_stub import create_app
+from stubs.openai_stub._model import build_arguments, choose_tool, looks_refused, words
+from stubs.openai_stub._validate import FunctionTool
 
 AUTH = {"Authorization": "Bearer test"}
 ORDER_ID = {"type": "string", "pattern": "^ORD-\\d{4}$"}

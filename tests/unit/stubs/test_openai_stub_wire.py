@@ -10,7 +10,7 @@ import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.testclient import TestClient
 
-from stubs.vendor import CREATED, create_app
+from stubs.openai_stub import CREATED, create_app
 
 AUTH = {"Authorization": "Bearer test"}
 EMAIL = {

@@ -19,7 +19,7 @@ from typing import Any, Literal, NoReturn
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from stubs.vendor._errors import VendorError, bad_request
+from stubs.openai_stub._errors import VendorError, bad_request
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ToolChoice = Literal["none", "auto", "required", "function"]

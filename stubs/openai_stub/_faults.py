@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Final, Literal, get_args
 
-from stubs.vendor._errors import VendorError, bad_request
-from stubs.vendor._model import ProposedCall, Reply, last_call, tool_results
-from stubs.vendor._validate import ChatRequest, FunctionTool
+from stubs.openai_stub._errors import VendorError, bad_request
+from stubs.openai_stub._model import ProposedCall, Reply, last_call, tool_results
+from stubs.openai_stub._validate import ChatRequest, FunctionTool
 
 Fault = Literal[
     "prose-tool-call",

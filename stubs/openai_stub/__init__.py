@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-from stubs.vendor._app import DEFAULT_MODEL, create_app
-from stubs.vendor._errors import StubError, StubStartError, VendorError
-from stubs.vendor._faults import DELAY_HEADER, FAULT_HEADER, FAULTS, Fault, model_variants
-from stubs.vendor._server import run_stub, running_stub
-from stubs.vendor._wire import CREATED
+from stubs.openai_stub._app import DEFAULT_MODEL, create_app
+from stubs.openai_stub._errors import StubError, StubStartError, VendorError
+from stubs.openai_stub._faults import DELAY_HEADER, FAULT_HEADER, FAULTS, Fault, model_variants
+from stubs.openai_stub._server import run_stub, running_stub
+from stubs.openai_stub._wire import CREATED
 
 __all__ = [
     "CREATED",

@@ -3,31 +3,18 @@
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
 
-from stubs.vendor._app import DEFAULT_MODEL, create_app
-from stubs.vendor._errors import StubStartError
+from stubs._serving import StartedServer, serving_in_thread
+from stubs.openai_stub._app import DEFAULT_MODEL, create_app
+from stubs.openai_stub._errors import StubStartError
 
 LOOPBACK = "127.0.0.1"
 SHUTDOWN_GRACE = 2  # seconds in-flight requests get when the stub stops
-
-
-class _Server(uvicorn.Server):
-    """A uvicorn server that reports, once, the moment it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
-        super().__init__(config)
-        self._on_started = on_started
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if self.started:
-            self._on_started()
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -73,7 +60,7 @@ def run_stub(
     sock = _bind(host, port)
     url = base_url(sock)
     config = _config(models, api_key_required, log_level="info")
-    server = _Server(config, on_started=lambda: on_ready(url) if on_ready else None)
+    server = StartedServer(config, on_started=lambda: on_ready(url) if on_ready else None)
     try:
         server.run(sockets=[sock])
     finally:
@@ -94,33 +81,14 @@ def running_stub(
     it and joins the thread. Port 0 picks a free port.
     """
     sock = _bind(LOOPBACK, port)
-    ready = threading.Event()
     # log_config=None: a test's logging configuration is not ours to rewrite.
     config = _config(models, api_key_required, log_config=None, access_log=False)
-    server = _Server(config, on_started=ready.set)
-    failures: list[BaseException] = []
-
-    def serve() -> None:
-        try:
-            server.run(sockets=[sock])
-        except BaseException as exc:  # SystemExit on a failed startup: report it
-            failures.append(exc)
-        finally:
-            ready.set()
-
-    thread = threading.Thread(target=serve, name=f"vendor-stub-{port}", daemon=True)
-    thread.start()
-    try:
-        if not ready.wait(startup_timeout) or not server.started:
-            raise StubStartError(
-                f"the vendor stub did not start within {startup_timeout:g}s"
-                + (f": {failures[0]!r}" if failures else "")
-            )
+    with serving_in_thread(
+        config,
+        sock,
+        name=f"openai-stub-{port}",
+        startup_timeout=startup_timeout,
+        stop_timeout=SHUTDOWN_GRACE + 5.0,
+        failed=lambda why: StubStartError(f"the OpenAI stub {why}"),
+    ):
         yield base_url(sock)
-    finally:
-        server.should_exit = True
-        thread.join(SHUTDOWN_GRACE + 5.0)
-        if thread.is_alive():
-            server.force_exit = True
-            thread.join(5.0)
-        sock.close()

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from stubs.vendor._errors import VendorError
-from stubs.vendor._faults import (
+from stubs.openai_stub._errors import VendorError
+from stubs.openai_stub._faults import (
     DELAY_HEADER,
     FAULT_HEADER,
     ONCE_FAULTS,
@@ -27,9 +27,9 @@ from stubs.vendor._faults import (
     parse_delay,
     select_fault,
 )
-from stubs.vendor._model import respond
-from stubs.vendor._validate import parse_request
-from stubs.vendor._wire import completion_body, dumps, model_entry, models_body, stream_events
+from stubs.openai_stub._model import respond
+from stubs.openai_stub._validate import parse_request
+from stubs.openai_stub._wire import completion_body, dumps, model_entry, models_body, stream_events
 
 DEFAULT_MODEL: Final = "proctor-stub-1"
 _MISSING_KEY = (

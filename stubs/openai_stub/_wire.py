@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any, Final
 
-from stubs.vendor._model import Reply, completion_tokens, prompt_tokens
-from stubs.vendor._validate import ChatRequest
+from stubs.openai_stub._model import Reply, completion_tokens, prompt_tokens
+from stubs.openai_stub._validate import ChatRequest
 
 CREATED: Final = 1767225600  # 2026-01-01T00:00:00Z: fixed, so replies are reproducible
 SYSTEM_FINGERPRINT: Final = "fp_proctor_stub"

@@ -98,7 +98,7 @@ def run_command(
     trace_dir = prepare_report_dir(report_dir)
     if provider == "stub":
         from harness.providers import ProviderSettings
-        from stubs.vendor import running_stub
+        from stubs.openai_stub import running_stub
 
         with running_stub() as url:
             settings = ProviderSettings(base_url=url, model="proctor-stub-1", api_key="stub")

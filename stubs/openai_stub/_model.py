@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.vendor._validate import ChatMessage, ChatRequest, FunctionTool, HistoryCall
+from stubs.openai_stub._validate import ChatMessage, ChatRequest, FunctionTool, HistoryCall
 
 STOP_WORDS = frozenset(
     """a about after all also am an and any are as at be been before but by can could did do

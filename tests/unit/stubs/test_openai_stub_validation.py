@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from stubs.vendor import create_app
+from stubs.openai_stub import create_app
 
 AUTH = {"Authorization": "Bearer test"}
 ORDERS = {

@@ -13,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from stubs.vendor import StubStartError, running_stub
+from stubs.openai_stub import StubStartError, running_stub
 
 pytestmark = pytest.mark.slow
 

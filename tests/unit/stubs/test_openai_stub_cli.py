@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from harness import _exit_codes as codes
 from harness.cli import _stub
 from harness.cli._app import cli
-from stubs.vendor import FAULTS, StubStartError
+from stubs.openai_stub import FAULTS, StubStartError
 
 
 def _fake_run(seen: dict[str, Any], error: BaseException | None = None) -> Callable[..., None]:

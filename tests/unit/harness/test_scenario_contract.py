@@ -12,7 +12,7 @@ import pytest
 from governance import Policy, ToolRegistry
 from governance._policy_load import load_policy
 from governance.tools import builtin_tools
-from harness._contract import ContractViolation, check_contract
+from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
     LoadedScenario,
     default_policy_path,

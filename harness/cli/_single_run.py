@@ -11,7 +11,7 @@ from governance import redact
 from governance._gateway import Gateway
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState
-from harness._runs import ProviderSpec, RunStore, StoredRun
+from harness._run_store import ProviderSpec, RunStore, StoredRun
 from harness.providers import Provider, ReplayProvider, ScriptStep
 from harness.providers._settings import resolve_settings
 

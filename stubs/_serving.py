@@ -1,0 +1,68 @@
+"""Serving a stub's ASGI app with uvicorn on a socket bound up front, in a background thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+
+class StartedServer(uvicorn.Server):
+    """A uvicorn server that reports, once, the moment it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._on_started()
+
+
+@contextmanager
+def serving_in_thread(
+    config: uvicorn.Config,
+    sock: socket.socket,
+    *,
+    name: str,
+    startup_timeout: float,
+    stop_timeout: float,
+    failed: Callable[[str], Exception],
+) -> Iterator[None]:
+    """Serve on `sock` in a daemon thread until the block ends; then stop, join, close `sock`.
+
+    Enters once uvicorn accepts connections; raises `failed(why)` when it does not within
+    `startup_timeout`. On exit it waits `stop_timeout` for a graceful stop, then forces one.
+    """
+    ready = threading.Event()
+    server = StartedServer(config, on_started=ready.set)
+    failures: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # SystemExit on a failed startup: report it
+            failures.append(exc)
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    try:
+        if not ready.wait(startup_timeout) or not server.started:
+            raise failed(
+                f"did not start within {startup_timeout:g}s"
+                + (f": {failures[0]!r}" if failures else "")
+            )
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(stop_timeout)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(5.0)
+        sock.close()
