@@ -43,15 +43,16 @@ def verify_stream(run_id: str, rows: Iterable[Row], key: bytes | None) -> ChainV
     if first is None:
         return ChainVerdict(run_id, False, 0, None, _NO_EVENTS, None, None)
     first_alg = first[5]
+    prev = genesis(str(first_alg))
     pads = _hmac_pads(first_alg, key)
-    # The fast path runs only for a chain whose alg matches the key; _diagnose names the rest.
-    fast = pads is not None or (first_alg == "sha256" and not key)
+    if pads is None and (first_alg != "sha256" or key):  # an alg this key cannot check
+        bad_seq, reason = _diagnose(run_id, first, 1, prev, first_alg, key)
+        return ChainVerdict(run_id, False, 1 + sum(1 for _ in it), bad_seq, reason, None, first_alg)
     inner: Any = pads[0] if pads else None
     outer: Any = pads[1] if pads else None
     label = f"{first_alg}:"
-    head = f'{{"alg":{quote(str(first_alg))},"data":'
+    head = f'{{"alg":{quote(first_alg)},"data":'
     middle = f',"run_id":{quote(run_id)},"seq":'
-    prev = genesis(str(first_alg))
     sha256, compare = hashlib.sha256, hmac.compare_digest
     n = 0
     for row in chain((first,), it):
@@ -59,8 +60,7 @@ def verify_stream(run_id: str, rows: Iterable[Row], key: bytes | None) -> ChainV
         _, seq, kind, ts, data, alg, prev_hash, stored = row
         try:
             if (
-                fast
-                and seq == n
+                seq == n
                 and seq.__class__ is int
                 and alg == first_alg
                 and prev_hash == prev
