@@ -14,11 +14,13 @@ import contextlib
 import datetime as dt
 import hashlib
 import hmac
+import itertools
 import json
+import operator
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -332,10 +334,35 @@ class AuditLog:
 
     def verify(self, run_id: str) -> ChainVerdict:
         """Recompute the run's chain from genesis and name the first event that does not fit."""
-        return verify_rows(run_id, self._rows(run_id), self._key)
+        where = "WHERE run_id = ? ORDER BY seq"
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events {where}", (run_id,)) as rows:
+            return verify_rows(run_id, rows, self._key)
 
     def verify_all(self) -> list[ChainVerdict]:
-        return [self.verify(run_id) for run_id in self.run_ids()]
+        """Every run's verdict, ordered by run id: one pass over the primary key, streamed."""
+        verdicts = []
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events ORDER BY run_id, seq") as rows:
+            for run_id, run_rows in itertools.groupby(rows, key=operator.itemgetter(0)):
+                if isinstance(run_id, str):
+                    verdicts.append(verify_rows(run_id, run_rows, self._key))
+                else:  # a BLOB run id: no text id names these rows
+                    verdicts.append(verify_rows(str(run_id), (), self._key))
+        return verdicts
+
+    @contextlib.contextmanager
+    def _cursor(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Iterator[Any]]:
+        """Rows one at a time under the lock (a long log never sits in memory as a list)."""
+        with self._lock:
+            if self._conn is None:
+                raise GovernanceError(f"audit log {self.path} is closed")
+            try:
+                cursor = self._conn.execute(sql, params)
+                try:
+                    yield cursor
+                finally:
+                    cursor.close()
+            except sqlite3.Error as exc:
+                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
 
 
 def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -349,55 +376,9 @@ def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, An
     return kind, stored, clean
 
 
-def verify_rows(run_id: str, rows: list[Any], key: bytes | None) -> ChainVerdict:
-    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`."""
+def verify_rows(run_id: str, rows: Iterable[Sequence[Any]], key: bytes | None) -> ChainVerdict:
+    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`,
+    in seq order, consumed one at a time (see governance._audit_verify)."""
+    from governance._audit_verify import verify_stream  # it imports this module's names
 
-    def bad(seq: int, reason: str, alg: str | None) -> ChainVerdict:
-        return ChainVerdict(run_id, False, len(rows), seq, reason, None, alg)
-
-    if not rows:
-        return ChainVerdict(run_id, False, 0, None, "no events recorded for this run", None, None)
-    first_alg = rows[0][5]
-    prev = genesis(str(first_alg))
-    for expected, row in enumerate(rows, start=1):
-        _, seq, kind, ts, data, alg, prev_hash, stored_hash = row
-        if not isinstance(seq, int) or seq != expected:
-            return bad(expected, f"seq gap: expected {expected}, found {seq!r}", first_alg)
-        if alg not in ALGS:
-            return bad(seq, f"unknown alg {alg!r}", first_alg)
-        if alg != first_alg:
-            return bad(seq, f"alg changed: {first_alg} at seq 1, {alg} at seq {seq}", first_alg)
-        if seq == 1 and alg == "hmac-sha256" and not key:
-            return bad(
-                1, f"key missing: the chain is keyed (hmac-sha256); set {KEY_ENV} to verify it", alg
-            )
-        if seq == 1 and alg == "sha256" and key:
-            return bad(
-                1,
-                "unkeyed chain where a key is configured: sha256 events cannot prove they were "
-                "written by a key holder (a rewrite would look like this)",
-                alg,
-            )
-        if prev_hash != prev:
-            target = "the genesis value" if seq == 1 else f"seq {seq - 1}"
-            return bad(seq, f"prev_hash does not link to {target}", alg)
-        if not all(isinstance(field, str) for field in (kind, ts, data, stored_hash)):
-            return bad(seq, "malformed row: a text column holds another type", alg)
-        try:
-            parsed = json.loads(data)
-        except ValueError:
-            return bad(seq, "data is not valid JSON", alg)
-        if not isinstance(parsed, dict):
-            return bad(seq, "data is not a JSON object", alg)
-        try:
-            expected_hash = chain_hash(
-                prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=parsed, alg=alg, key=key
-            )
-        except ValueError as exc:
-            return bad(seq, f"data cannot be re-hashed: {exc}", alg)
-        if not hmac.compare_digest(expected_hash.encode(), stored_hash.encode()):
-            if seq == 1 and alg == "hmac-sha256":
-                return bad(1, "hash mismatch: wrong key (or the first event was modified)", alg)
-            return bad(seq, "hash mismatch", alg)
-        prev = stored_hash
-    return ChainVerdict(run_id, True, len(rows), None, None, prev, first_alg)
+    return verify_stream(run_id, rows, key)
