@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS audit_events (
 )
 """
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
+_INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def genesis(alg: str) -> str:
@@ -269,6 +270,7 @@ class AuditLog:
                         f"{alg!r}; check {KEY_ENV}"
                     )
                 seq, prev_hash = int(last[0]), str(last[2])
+            rows = []
             for kind, stored, clean in prepared:
                 seq += 1
                 ts = _format_ts(self._clock.now())
@@ -276,12 +278,10 @@ class AuditLog:
                     prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
                     key=self._key,
                 )  # fmt: skip
-                conn.execute(
-                    f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
-                )
+                rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
                 out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
                 prev_hash = digest
+            conn.executemany(_INSERT, rows)  # one statement for the whole batch
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

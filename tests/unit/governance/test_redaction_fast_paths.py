@@ -76,8 +76,20 @@ def _corpus_texts() -> list[str]:
     return out
 
 
+def _digests(seed: int, count: int) -> list[str]:
+    """Digest-like texts: lower-case hex (clean), and look-alikes in other alphabets."""
+    rng = random.Random(seed)
+    alphabets = ["0123456789abcdef", "0123456789abcdefABCDEF", "0123456789abcdefghijkXYZ_-"]
+    out = []
+    for n in range(count):
+        alphabet = alphabets[n % len(alphabets)]
+        body = "".join(rng.choice(alphabet) * rng.randint(1, 4) for _ in range(64))[:64]
+        out.append(rng.choice(["sha256:", "hmac-sha256:", "SHA256:"]) + body)
+    return out
+
+
 def test_skipping_passes_never_changes_what_a_text_becomes() -> None:
-    for text in [*_corpus_texts(), *_fuzz(11, 20_000)]:
+    for text in [*_corpus_texts(), *_fuzz(11, 20_000), *_digests(15, 5000)]:
         assert r._redact_text(text) == _every_pass(text), text
 
 
