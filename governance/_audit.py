@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS audit_events (
 )
 """
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
+_INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def genesis(alg: str) -> str:
@@ -251,7 +252,7 @@ class AuditLog:
         self,
         conn: sqlite3.Connection,
         run_id: str,
-        prepared: Sequence[tuple[str, str, dict[str, Any]]],
+        prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
     ) -> list[AuditEvent]:
         conn.execute("BEGIN IMMEDIATE")
         out: list[AuditEvent] = []
@@ -271,19 +272,22 @@ class AuditLog:
                         f"{alg!r}; check {KEY_ENV}"
                     )
                 seq, prev_hash = int(last[0]), str(last[2])
-            for kind, stored, clean in prepared:
+            rows = []
+            for kind, stored, clean, plain in prepared:
                 seq += 1
                 ts = _format_ts(self._clock.now())
-                digest = chain_hash(
-                    prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
-                    key=self._key,
-                )  # fmt: skip
-                conn.execute(
-                    f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
-                )
+                if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
+                    message = _record_json(run_id, seq, kind, ts, stored, alg)
+                    digest = _seal(prev_hash, message, alg, self._key)
+                else:
+                    digest = chain_hash(
+                        prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                        key=self._key,
+                    )  # fmt: skip
+                rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
                 out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
                 prev_hash = digest
+            conn.executemany(_INSERT, rows)  # one statement for the whole batch
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -365,15 +369,62 @@ class AuditLog:
                 raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
 
 
-def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """(kind, stored JSON text, the redacted data as read back); ValueError/TypeError if not."""
+def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
+    """(kind, stored JSON text, the redacted data as read back, whether that data is plain).
+
+    Plain data (exact JSON types, text keys: every firewall record) reads back as itself, so
+    it is neither parsed back nor encoded a second time for its hash. ValueError/TypeError if
+    it is not JSON at all.
+    """
     if not isinstance(kind, str) or not kind:
         raise ValueError(f"kind must be a non-empty string, not {kind!r}")
     if not isinstance(data, Mapping):
         raise TypeError(f"data must be a mapping, not {type(data).__name__}")
-    stored = canonical_json(redact(data)).decode("utf-8")
+    redacted = redact(data)
+    stored = canonical_json(redacted).decode("utf-8")
+    if _plain(redacted):
+        return kind, stored, redacted, True
     clean: dict[str, Any] = json.loads(stored)
-    return kind, stored, clean
+    return kind, stored, clean, False
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> bool:
+    """Exact JSON types with text keys: its canonical JSON parses back to an equal value and
+    encodes again to the same text (a non-text key would come back as text, reordered)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(map(_plain, value.values()))
+    if kind is list:
+        return all(map(_plain, value))
+    return kind in _SCALARS
+
+
+def _record_json(run_id: str, seq: int, kind: str, ts: str, data: str, alg: str) -> bytes:
+    """canonical_json of chain_hash's record, around `data` already in canonical JSON."""
+    text = (
+        f'{{"alg":{_text(alg)},"data":{data},"kind":{_text(kind)},"run_id":{_text(run_id)},'
+        f'"seq":{int(seq)},"ts":{_text(ts)}}}'
+    )
+    return text.encode("utf-8")
+
+
+def _text(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _seal(prev_hash: str, message: bytes, alg: str, key: bytes | None) -> str:
+    """chain_hash's digest of a record already encoded (`message`)."""
+    payload = prev_hash.encode("utf-8") + message
+    if alg == "hmac-sha256":
+        if not key:
+            raise ValueError("an hmac-sha256 chain needs its key")
+        return f"{alg}:" + hmac.new(key, payload, hashlib.sha256).hexdigest()
+    if alg == "sha256":
+        return f"{alg}:" + hashlib.sha256(payload).hexdigest()
+    raise ValueError(f"unknown audit alg {alg!r}")
 
 
 def verify_rows(run_id: str, rows: Iterable[Sequence[Any]], key: bytes | None) -> ChainVerdict:
