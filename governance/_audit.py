@@ -14,11 +14,13 @@ import contextlib
 import datetime as dt
 import hashlib
 import hmac
+import itertools
 import json
+import operator
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +50,7 @@ CREATE TABLE IF NOT EXISTS audit_events (
 )
 """
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
+_INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def genesis(alg: str) -> str:
@@ -249,7 +252,7 @@ class AuditLog:
         self,
         conn: sqlite3.Connection,
         run_id: str,
-        prepared: Sequence[tuple[str, str, dict[str, Any]]],
+        prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
     ) -> list[AuditEvent]:
         conn.execute("BEGIN IMMEDIATE")
         out: list[AuditEvent] = []
@@ -269,19 +272,22 @@ class AuditLog:
                         f"{alg!r}; check {KEY_ENV}"
                     )
                 seq, prev_hash = int(last[0]), str(last[2])
-            for kind, stored, clean in prepared:
+            rows = []
+            for kind, stored, clean, plain in prepared:
                 seq += 1
                 ts = _format_ts(self._clock.now())
-                digest = chain_hash(
-                    prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
-                    key=self._key,
-                )  # fmt: skip
-                conn.execute(
-                    f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, seq, kind, ts, stored, alg, prev_hash, digest),
-                )
+                if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
+                    message = _record_json(run_id, seq, kind, ts, stored, alg)
+                    digest = _seal(prev_hash, message, alg, self._key)
+                else:
+                    digest = chain_hash(
+                        prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                        key=self._key,
+                    )  # fmt: skip
+                rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
                 out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
                 prev_hash = digest
+            conn.executemany(_INSERT, rows)  # one statement for the whole batch
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -332,72 +338,98 @@ class AuditLog:
 
     def verify(self, run_id: str) -> ChainVerdict:
         """Recompute the run's chain from genesis and name the first event that does not fit."""
-        return verify_rows(run_id, self._rows(run_id), self._key)
+        where = "WHERE run_id = ? ORDER BY seq"
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events {where}", (run_id,)) as rows:
+            return verify_rows(run_id, rows, self._key)
 
     def verify_all(self) -> list[ChainVerdict]:
-        return [self.verify(run_id) for run_id in self.run_ids()]
+        """Every run's verdict, ordered by run id: one pass over the primary key, streamed."""
+        verdicts = []
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events ORDER BY run_id, seq") as rows:
+            for run_id, run_rows in itertools.groupby(rows, key=operator.itemgetter(0)):
+                if isinstance(run_id, str):
+                    verdicts.append(verify_rows(run_id, run_rows, self._key))
+                else:  # a BLOB run id: no text id names these rows
+                    verdicts.append(verify_rows(str(run_id), (), self._key))
+        return verdicts
+
+    @contextlib.contextmanager
+    def _cursor(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Iterator[Any]]:
+        """Rows one at a time under the lock (a long log never sits in memory as a list)."""
+        with self._lock:
+            if self._conn is None:
+                raise GovernanceError(f"audit log {self.path} is closed")
+            try:
+                cursor = self._conn.execute(sql, params)
+                try:
+                    yield cursor
+                finally:
+                    cursor.close()
+            except sqlite3.Error as exc:
+                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
 
 
-def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """(kind, stored JSON text, the redacted data as read back); ValueError/TypeError if not."""
+def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
+    """(kind, stored JSON text, the redacted data as read back, whether that data is plain).
+
+    Plain data (exact JSON types, text keys: every firewall record) reads back as itself, so
+    it is neither parsed back nor encoded a second time for its hash. ValueError/TypeError if
+    it is not JSON at all.
+    """
     if not isinstance(kind, str) or not kind:
         raise ValueError(f"kind must be a non-empty string, not {kind!r}")
     if not isinstance(data, Mapping):
         raise TypeError(f"data must be a mapping, not {type(data).__name__}")
-    stored = canonical_json(redact(data)).decode("utf-8")
+    redacted = redact(data)
+    stored = canonical_json(redacted).decode("utf-8")
+    if _plain(redacted):
+        return kind, stored, redacted, True
     clean: dict[str, Any] = json.loads(stored)
-    return kind, stored, clean
+    return kind, stored, clean, False
 
 
-def verify_rows(run_id: str, rows: list[Any], key: bytes | None) -> ChainVerdict:
-    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`."""
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
-    def bad(seq: int, reason: str, alg: str | None) -> ChainVerdict:
-        return ChainVerdict(run_id, False, len(rows), seq, reason, None, alg)
 
-    if not rows:
-        return ChainVerdict(run_id, False, 0, None, "no events recorded for this run", None, None)
-    first_alg = rows[0][5]
-    prev = genesis(str(first_alg))
-    for expected, row in enumerate(rows, start=1):
-        _, seq, kind, ts, data, alg, prev_hash, stored_hash = row
-        if not isinstance(seq, int) or seq != expected:
-            return bad(expected, f"seq gap: expected {expected}, found {seq!r}", first_alg)
-        if alg not in ALGS:
-            return bad(seq, f"unknown alg {alg!r}", first_alg)
-        if alg != first_alg:
-            return bad(seq, f"alg changed: {first_alg} at seq 1, {alg} at seq {seq}", first_alg)
-        if seq == 1 and alg == "hmac-sha256" and not key:
-            return bad(
-                1, f"key missing: the chain is keyed (hmac-sha256); set {KEY_ENV} to verify it", alg
-            )
-        if seq == 1 and alg == "sha256" and key:
-            return bad(
-                1,
-                "unkeyed chain where a key is configured: sha256 events cannot prove they were "
-                "written by a key holder (a rewrite would look like this)",
-                alg,
-            )
-        if prev_hash != prev:
-            target = "the genesis value" if seq == 1 else f"seq {seq - 1}"
-            return bad(seq, f"prev_hash does not link to {target}", alg)
-        if not all(isinstance(field, str) for field in (kind, ts, data, stored_hash)):
-            return bad(seq, "malformed row: a text column holds another type", alg)
-        try:
-            parsed = json.loads(data)
-        except ValueError:
-            return bad(seq, "data is not valid JSON", alg)
-        if not isinstance(parsed, dict):
-            return bad(seq, "data is not a JSON object", alg)
-        try:
-            expected_hash = chain_hash(
-                prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=parsed, alg=alg, key=key
-            )
-        except ValueError as exc:
-            return bad(seq, f"data cannot be re-hashed: {exc}", alg)
-        if not hmac.compare_digest(expected_hash.encode(), stored_hash.encode()):
-            if seq == 1 and alg == "hmac-sha256":
-                return bad(1, "hash mismatch: wrong key (or the first event was modified)", alg)
-            return bad(seq, "hash mismatch", alg)
-        prev = stored_hash
-    return ChainVerdict(run_id, True, len(rows), None, None, prev, first_alg)
+def _plain(value: Any) -> bool:
+    """Exact JSON types with text keys: its canonical JSON parses back to an equal value and
+    encodes again to the same text (a non-text key would come back as text, reordered)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(map(_plain, value.values()))
+    if kind is list:
+        return all(map(_plain, value))
+    return kind in _SCALARS
+
+
+def _record_json(run_id: str, seq: int, kind: str, ts: str, data: str, alg: str) -> bytes:
+    """canonical_json of chain_hash's record, around `data` already in canonical JSON."""
+    text = (
+        f'{{"alg":{_text(alg)},"data":{data},"kind":{_text(kind)},"run_id":{_text(run_id)},'
+        f'"seq":{int(seq)},"ts":{_text(ts)}}}'
+    )
+    return text.encode("utf-8")
+
+
+def _text(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _seal(prev_hash: str, message: bytes, alg: str, key: bytes | None) -> str:
+    """chain_hash's digest of a record already encoded (`message`)."""
+    payload = prev_hash.encode("utf-8") + message
+    if alg == "hmac-sha256":
+        if not key:
+            raise ValueError("an hmac-sha256 chain needs its key")
+        return f"{alg}:" + hmac.new(key, payload, hashlib.sha256).hexdigest()
+    if alg == "sha256":
+        return f"{alg}:" + hashlib.sha256(payload).hexdigest()
+    raise ValueError(f"unknown audit alg {alg!r}")
+
+
+def verify_rows(run_id: str, rows: Iterable[Sequence[Any]], key: bytes | None) -> ChainVerdict:
+    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`,
+    in seq order, consumed one at a time (see governance._audit_verify)."""
+    from governance._audit_verify import verify_stream  # it imports this module's names
+
+    return verify_stream(run_id, rows, key)

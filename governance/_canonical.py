@@ -5,27 +5,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 from typing import Any
-
-
-def _reject_bad_floats(value: Any) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"canonical JSON cannot encode {value!r}")
-    if isinstance(value, dict):
-        for item in value.values():
-            _reject_bad_floats(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _reject_bad_floats(item)
 
 
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN/Infinity: equal values give equal bytes."""
-    _reject_bad_floats(value)
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except ValueError as exc:  # NaN or an infinity (allow_nan=False checks every float)
+        raise ValueError(f"canonical JSON cannot encode this value: {exc}") from exc
+    return text.encode("utf-8")
 
 
 def sha256_hex(data: bytes) -> str:

@@ -14,11 +14,15 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from governance._secret_shapes import (
+    ANY_KEYWORD,
     BASIC,
     BEARER,
     KEYWORDS,
     RANDOM_RUN,
+    RANDOM_RUN_MIN_CHARS,
+    SHAPE_MIN_CHARS,
     SHAPES,
+    UNKEYED_SHAPE_MIN_CHARS,
     after_boundary,
     is_basic_credential,
     is_prose,
@@ -88,25 +92,62 @@ def _key_parts(key: str) -> tuple[str, ...]:
     return tuple(part for part in _NON_ALNUM.split(spaced.lower()) if part)
 
 
+# Verdicts are pure functions of the text, and the same few names and identifiers recur in
+# every event of every call: remember them. Only exact `str` values are remembered (a subclass
+# could compare equal to a remembered text it is not), and a full memo starts over.
+_MEMO_SIZE: Final = 4096
+_KEY_VERDICTS: dict[str, bool] = {}
+_NAME_VERDICTS: dict[str, bool] = {}
+
+
+def _memo(memo: dict[str, bool], key: str, verdict: Callable[[str], bool]) -> bool:
+    if type(key) is not str:
+        return verdict(key)
+    found = memo.get(key)
+    if found is None:
+        found = verdict(key)
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[key] = found
+    return found
+
+
 def is_sensitive_key(key: str) -> bool:
     """True when a mapping key (or an env var / header name) names a secret."""
-    parts = _key_parts(key)
+    return _memo(_KEY_VERDICTS, key, _is_sensitive_key)
+
+
+# The terms by length, so each run of a key's parts is looked up in a set, not compared to each.
+_TERMS_BY_SIZE: Final = tuple(
+    (size, frozenset(term for term in _SENSITIVE_TERMS if len(term) == size))
+    for size in sorted({len(term) for term in _SENSITIVE_TERMS})
+)
+
+
+def _is_sensitive_key(key: str) -> bool:
+    return _sensitive_parts(_key_parts(key))
+
+
+def _sensitive_parts(parts: tuple[str, ...]) -> bool:
     if not parts or any(part in _METADATA_PARTS for part in parts):
         return False
     if any("password" in part or "passwd" in part for part in parts):
         return True
-    for term in _SENSITIVE_TERMS:
-        size = len(term)
-        for start in range(len(parts) - size + 1):
-            if parts[start : start + size] == term:
-                return True
-    return False
+    return any(
+        parts[start : start + size] in terms
+        for size, terms in _TERMS_BY_SIZE
+        for start in range(len(parts) - size + 1)
+    )
 
 
 def _is_sensitive_name(name: str) -> bool:
-    if is_sensitive_key(name):
-        return True
+    return _memo(_NAME_VERDICTS, name, _is_sensitive_env_name)
+
+
+def _is_sensitive_env_name(name: str) -> bool:
     parts = _key_parts(name)
+    if _sensitive_parts(parts):
+        return True
     return (
         name.isupper()
         and len(parts) > 1
@@ -178,6 +219,10 @@ def _mask_named(name_group: int, value_group: int) -> Callable[[re.Match[str]], 
     return replace
 
 
+_MASK_NAME_2_VALUE_4: Final = _mask_named(2, 4)
+_MASK_NAME_1_VALUE_3: Final = _mask_named(1, 3)
+
+
 # `the Twilio auth token is 5f0c...`, `password: hunter2!` mid-sentence: a credential word, a
 # short joiner, then one credential-like token (checked by `_mask_keyword`).
 # The keyword starts with one letter checked against BOUNDARY, then the rest of the word, so the
@@ -194,6 +239,10 @@ _KEYWORD_VALUE = re.compile(
     r"((?:[ \t]++(?:is|was|=|:)|[ \t]*+[:=])[ \t]*+[\"'`]?)"
     r"([^\s\"'`,;]{6,}+)",
     re.I,
+)
+# Every `_KEYWORD` contains one of these stems (any case): a text without them skips that pass.
+_KEYWORD_STEM = re.compile(
+    r"a(?:pi|pp|cc(?:ess|ount))|credential|p(?:ass|wd|rivate)|secret|token", re.I
 )
 _PASSWORD_WORDS: Final = frozenset({"password", "passwd", "passphrase", "pwd"})
 
@@ -249,13 +298,69 @@ def _mask_random(match: re.Match[str]) -> str:
     return _marker("high_entropy")
 
 
+# Texts found to hold no secret, remembered (short ones only: identifiers, digests, names and
+# values that recur in every event of a call). Nothing masked is ever remembered.
+_CLEAN_MAX_CHARS: Final = 256
+_CLEAN: dict[str, None] = {}
+# Every name- and header-based pass needs one of these in the text it scans.
+_NAMED_HINT = re.compile(r"[\s:=]")
+
+
 def redact_text(text: str) -> str:
     """Mask every secret-shaped substring of `text`, including inside multi-line dumps."""
+    exact = type(text) is str
+    if exact and text in _CLEAN:
+        return text
+    masked = _redact_text(text)
+    if exact and masked == text and len(text) <= _CLEAN_MAX_CHARS:
+        if len(_CLEAN) >= _MEMO_SIZE:
+            _CLEAN.clear()
+        _CLEAN[text] = None
+    return masked
+
+
+# Proctor's own digests (`sha256:<hex>`, `hmac-sha256:<hex>`), in every audit event: lower-case
+# hex matches no shape, no name and no random run (which needs both cases).
+_DIGEST = re.compile(r"(?:hmac-)?sha256:[0-9a-f]{64}")
+
+
+def _redact_text(text: str) -> str:
+    if _DIGEST.fullmatch(text) is not None:
+        return text
+    # Each pass is skipped only where it cannot match the text it would scan (too short, or a
+    # character it needs is absent), so the result is the same as running them all.
     low = text.lower()
-    for kind, pattern, needs_digit in SHAPES:
-        keys = KEYWORDS.get(kind)
-        if keys is None or any(k in low for k in keys):
-            text = pattern.sub(_mask_shape(kind, needs_digit), text)
+    if len(text) >= SHAPE_MIN_CHARS:
+        text = _mask_shapes(text, low)
+    if _NAMED_HINT.search(text) is not None:
+        text = _mask_named_values(text, low)
+    if len(text) >= RANDOM_RUN_MIN_CHARS:
+        text = _mask_random_runs(text)
+    return text
+
+
+# SHAPES in their order, each with its masker and keywords (None: no keyword, always checked).
+_Shape = tuple[re.Pattern[str], Callable[[re.Match[str]], str], tuple[str, ...] | None]
+_ALL_SHAPES: Final[tuple[_Shape, ...]] = tuple(
+    (pattern, _mask_shape(kind, needs_digit), KEYWORDS.get(kind))
+    for kind, pattern, needs_digit in SHAPES
+)
+_UNKEYED_SHAPES: Final = tuple(shape for shape in _ALL_SHAPES if shape[2] is None)
+
+
+def _mask_shapes(text: str, low: str) -> str:
+    keyed = ANY_KEYWORD.search(low) is not None
+    for pattern, mask, keys in _ALL_SHAPES if keyed else _UNKEYED_SHAPES:
+        if keys is None:
+            if len(text) < UNKEYED_SHAPE_MIN_CHARS:
+                continue
+        elif not any(k in low for k in keys):
+            continue
+        text = pattern.sub(mask, text)
+    return text
+
+
+def _mask_named_values(text: str, low: str) -> str:
     if "://" in low:
         text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
     if "sig=" in low:
@@ -264,12 +369,18 @@ def redact_text(text: str) -> str:
         text = BEARER.sub(_mask_bearer, text)
     if "basic" in low:
         text = BASIC.sub(_mask_basic, text)
-    text = _COLON_LINE.sub(_mask_named(2, 4), text)
-    text = _QUOTED_PAIR.sub(_mask_named(2, 4), text)
-    text = _ASSIGNMENT.sub(_mask_named(1, 3), text)
-    text = _CLI_FLAG.sub(_mask_named(2, 4), text)
-    text = _KEYWORD_VALUE.sub(_mask_keyword, text)
-    return _mask_random_runs(text)
+    # Each gate is a character the pattern cannot match without, checked on the text it scans.
+    if ":" in text:
+        text = _COLON_LINE.sub(_MASK_NAME_2_VALUE_4, text)
+    if ":" in text and ('"' in text or "'" in text):
+        text = _QUOTED_PAIR.sub(_MASK_NAME_2_VALUE_4, text)
+    if "=" in text:
+        text = _ASSIGNMENT.sub(_MASK_NAME_1_VALUE_3, text)
+    if "-" in text:
+        text = _CLI_FLAG.sub(_MASK_NAME_2_VALUE_4, text)
+    if _KEYWORD_STEM.search(text) is None:
+        return text
+    return _KEYWORD_VALUE.sub(_mask_keyword, text)
 
 
 def _mask_random_runs(text: str) -> str:
@@ -289,16 +400,30 @@ def redact(value: Any) -> Any:
     Anything under a sensitive key is masked whole, whatever its type (except `None`);
     tuples come back as lists. Keys themselves are kept as they are.
     """
+    # Exact JSON types first: identity checks are cheap, a Mapping check is an ABC lookup.
+    kind = type(value)
+    if kind is str:
+        return value if value in _CLEAN else redact_text(value)
+    if kind is dict:
+        return _redact_mapping(value)
+    if kind is list:
+        return [redact(item) for item in value]
+    if value is None or kind is int or kind is float or kind is bool:
+        return value
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
-        out: dict[Any, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str) and item is not None and _is_sensitive_name(key):
-                out[key] = REDACTED
-            else:
-                out[key] = redact(item)
-        return out
+        return _redact_mapping(value)
     if isinstance(value, list | tuple):
         return [redact(item) for item in value]
     return value
+
+
+def _redact_mapping(value: Mapping[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        if isinstance(key, str) and item is not None and _is_sensitive_name(key):
+            out[key] = REDACTED
+        else:
+            out[key] = redact(item)
+    return out

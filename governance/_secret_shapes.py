@@ -170,12 +170,45 @@ KEYWORDS: Final[dict[str, tuple[str, ...]]] = {
     "vault_token": ("hvs.", "hvb.", "s."),
 }  # fmt: skip
 
+# The fewest characters any shape matches, and any shape without keywords (checked on every
+# text long enough): a shorter text skips those passes. A test pins both against the patterns.
+SHAPE_MIN_CHARS: Final = 13
+UNKEYED_SHAPE_MIN_CHARS: Final = 32
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _any_of(words: set[str]) -> re.Pattern[str]:
+    """One pattern that finds any of `words`, written as a trie (`a(?:3t|bia|...)`) so the
+    engine tests one character per position instead of every word; a word that another
+    starts with stands for both (finding `sk-` is enough, `sk-ant-` adds nothing)."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: _Trie) -> str:
+        if "" in node:
+            return ""
+        parts = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    return re.compile(branch(trie))
+
+
+# One scan for every keyword at once: a text with none of them skips every keyed shape.
+ANY_KEYWORD: Final = _any_of({key for keys in KEYWORDS.values() for key in keys})
+
 # `Authorization: Basic <base64 of user:password>`: only when it really decodes to `a:b`.
 BASIC = re.compile(r"\b(basic\s++)([A-Za-z0-9+/]{6,}+={0,2}+)", re.I)
 BEARER = re.compile(r"\b(bearer\s++)([A-Za-z0-9\-._~+/]{8,}+=*+)", re.I)
 
 # A long run of base64 / base64url characters, judged by `looks_random`.
 RANDOM_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}+={0,2}+")
+RANDOM_RUN_MIN_CHARS: Final = 32
 
 _WORD = re.compile(r"[A-Za-z]+[.,;:!?]?")
 
@@ -288,6 +321,8 @@ def looks_random(token: str) -> bool:
     like a public key or certificate is public, so neither is a secret.
     """
     body = token.rstrip("=")
+    if body == body.lower() or body == body.upper():
+        return False  # one case only (a hex digest, a slug): the mixed-case test below fails
     if _SRI.match(body) or body.startswith("_Z"):
         return False  # an integrity digest (`sha512-<base64>`) or a C++ mangled symbol
     parts = re.split(r"[_-]", body)

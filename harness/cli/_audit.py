@@ -29,6 +29,8 @@ def _open(db: Path) -> AuditLog:
 
 
 def _require_run(log: AuditLog, run_id: str) -> None:
+    if log.head(run_id) is not None:  # one index lookup; listing every run scans the log
+        return
     runs = log.run_ids()
     if run_id not in runs:
         known = ", ".join(runs[:10]) or "none"

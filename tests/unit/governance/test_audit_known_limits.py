@@ -1,6 +1,7 @@
 """Pinned KNOWN LIMITS of the audit chain, so nobody mistakes them for guarantees.
 
-1. Without a key, anyone who can write the file can rewrite a chain from genesis and it verifies.
+1. Without a key, anyone who can write the file can rewrite a chain from genesis and it verifies
+   (the verifier authenticates the stored bytes, so such a writer can store any bytes at all).
 2. Deleting the newest events (tail truncation) leaves a chain that verifies. Only an anchor
    held outside the database (a published head, or an HMAC key kept elsewhere) closes these.
 If one of the "limit" tests starts failing, the limit was fixed: update DESIGN.md and this file.
@@ -15,7 +16,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from governance._audit import AuditLog
+from governance._errors import GovernanceError
 
 KEY = b"limits-test-key"
 
@@ -88,6 +92,37 @@ def test_rewriting_an_hmac_chain_as_an_unkeyed_one_is_detected_by_a_verifier_wit
         verdict = log.verify("r")
     assert (verdict.ok, verdict.first_bad_seq) == (False, 1)
     assert verdict.reason is not None and "key is configured" in verdict.reason
+
+
+def test_known_limit_an_unkeyed_writer_who_re_hashes_can_store_bytes_that_are_not_json(
+    tmp_path: Path,
+) -> None:
+    """The verifier hashes the stored text as it is (it never re-encodes it), so without a key a
+    re-hashed row proves nothing about its bytes; `events()` (and `audit show`) refuse them."""
+    db = tmp_path / "a.db"
+    build(db, None)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        rows = conn.execute(
+            "SELECT seq, kind, ts, data FROM audit_events WHERE run_id = 'r' ORDER BY seq"
+        ).fetchall()
+        prev = "sha256:" + "0" * 64
+        for seq, kind, ts, data in rows:
+            text = "not json" if seq == 2 else data
+            message = (
+                f'{prev}{{"alg":"sha256","data":{text},"kind":{json.dumps(kind)},'
+                f'"run_id":"r","seq":{seq},"ts":{json.dumps(ts)}}}'
+            )
+            new_hash = "sha256:" + hashlib.sha256(message.encode()).hexdigest()
+            conn.execute(
+                "UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? "
+                "WHERE run_id = 'r' AND seq = ?",
+                (text, prev, new_hash, seq),
+            )
+            prev = new_hash
+    with AuditLog(db) as log:
+        assert log.verify("r").ok  # the limit...
+        with pytest.raises(GovernanceError, match="malformed data"):
+            log.events("r")  # ...and the reader that still refuses the row
 
 
 def test_known_limit_truncating_the_tail_still_verifies(tmp_path: Path) -> None:

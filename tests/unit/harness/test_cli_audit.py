@@ -65,6 +65,23 @@ def test_verify_of_a_tampered_db_exits_1_naming_the_run_seq_and_reason(
     assert "1 of 2 chain(s) broken" in result.stderr
 
 
+def test_verify_exits_1_when_a_keyed_row_is_re_encoded_with_a_duplicate_key(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """Python's json reads the last "tool" (the value that was hashed); a first-wins reader
+    would read fs.delete. The stored bytes are what the chain authenticates."""
+    db = build(tmp_path / "a.db", key=KEY.encode())
+    tamper(
+        db,
+        """UPDATE audit_events SET data = replace(data, '"tool":', '"tool":"fs.delete","tool":')
+        WHERE run_id = 'run-1' AND seq = 2""",
+    )
+    result = run(runner, "verify", str(db), env={"PROCTOR_AUDIT_KEY": KEY})
+    assert result.exit_code == 1, result.output
+    assert "BROKEN" in result.output and "re-encoded" in result.output
+    assert "run-1" in result.output and "1 of 2 chain(s) broken" in result.stderr
+
+
 def test_verify_json_reports_the_first_bad_seq(runner: CliRunner, tmp_path: Path) -> None:
     db = build(tmp_path / "a.db")
     tamper(db, "DELETE FROM audit_events WHERE run_id = 'run-1' AND seq = 2")
