@@ -22,11 +22,8 @@ if TYPE_CHECKING:
         PreparedArguments,
         prepare_arguments,
     )
-    from governance._audit import (
-        AuditEvent,
-        AuditLog,
-        ChainVerdict,
-    )
+    from governance._audit import AuditEvent, AuditLog
+    from governance._audit_chain import ChainVerdict
     from governance._budgets import (
         Budget,
         BudgetDenial,
@@ -156,7 +153,7 @@ _EXPORTS = {
     "prepare_arguments": "governance._arguments",
     "AuditEvent": "governance._audit",
     "AuditLog": "governance._audit",
-    "ChainVerdict": "governance._audit",
+    "ChainVerdict": "governance._audit_chain",
     "Budget": "governance._budgets",
     "BudgetDenial": "governance._budgets",
     "BudgetReservation": "governance._budgets",

@@ -24,17 +24,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
+from governance._audit_chain import KEY_ENV, Alg, ChainVerdict, chain_hash, genesis
+from governance._audit_verify import verify_stream
 from governance._canonical import canonical_json, keyed_digest
 from governance._clock import Clock, SystemClock
 from governance._errors import AuditWriteError, GovernanceError
 from governance._redaction import redact
 from governance._sqlite import MEMORY, Durability, check_durability, is_memory, open_connection
-
-Alg = Literal["hmac-sha256", "sha256"]
-ALGS: Final[tuple[Alg, ...]] = ("hmac-sha256", "sha256")
-KEY_ENV: Final = "PROCTOR_AUDIT_KEY"
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS audit_events (
@@ -53,34 +51,6 @@ _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
 _INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-def genesis(alg: str) -> str:
-    """The `prev_hash` of seq 1: fixed, so a chain cannot start anywhere else."""
-    return f"{alg}:" + "0" * 64
-
-
-def chain_hash(
-    prev_hash: str,
-    *,
-    run_id: str,
-    seq: int,
-    kind: str,
-    ts: str,
-    data: Mapping[str, Any],
-    alg: str,
-    key: bytes | None,
-) -> str:
-    """The hash of one event, labelled with its algorithm (`sha256:<hex>`). Pure."""
-    record = {"run_id": run_id, "seq": seq, "kind": kind, "ts": ts, "data": data, "alg": alg}
-    message = prev_hash.encode("utf-8") + canonical_json(record)
-    if alg == "hmac-sha256":
-        if not key:
-            raise ValueError("an hmac-sha256 chain needs its key")
-        return f"{alg}:" + hmac.new(key, message, hashlib.sha256).hexdigest()
-    if alg == "sha256":
-        return f"{alg}:" + hashlib.sha256(message).hexdigest()
-    raise ValueError(f"unknown audit alg {alg!r}")
-
-
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
     """One stored event, as read back (its `data` is already redacted)."""
@@ -93,19 +63,6 @@ class AuditEvent:
     alg: str
     prev_hash: str
     hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChainVerdict:
-    """The result of re-hashing one run's chain. `first_bad_seq` names where it first breaks."""
-
-    run_id: str
-    ok: bool
-    events: int
-    first_bad_seq: int | None
-    reason: str | None
-    head: str | None
-    alg: str | None
 
 
 def _format_ts(now: dt.datetime) -> str:
@@ -384,8 +341,10 @@ def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, An
     stored = canonical_json(redacted).decode("utf-8")
     if _plain(redacted):
         return kind, stored, redacted, True
+    # Not plain (e.g. integer keys): store the canonical text of what reads back, so the stored
+    # text is always exactly the text the chain hashes (the verifier hashes it as it is).
     clean: dict[str, Any] = json.loads(stored)
-    return kind, stored, clean, False
+    return kind, canonical_json(clean).decode("utf-8"), clean, False
 
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
@@ -430,6 +389,5 @@ def _seal(prev_hash: str, message: bytes, alg: str, key: bytes | None) -> str:
 def verify_rows(run_id: str, rows: Iterable[Sequence[Any]], key: bytes | None) -> ChainVerdict:
     """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`,
     in seq order, consumed one at a time (see governance._audit_verify)."""
-    from governance._audit_verify import verify_stream  # it imports this module's names
 
     return verify_stream(run_id, rows, key)

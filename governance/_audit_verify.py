@@ -20,7 +20,7 @@ from itertools import chain
 from json.encoder import encode_basestring as quote  # json.dumps(str, ensure_ascii=False)
 from typing import Any
 
-from governance._audit import ALGS, KEY_ENV, ChainVerdict, chain_hash, genesis
+from governance._audit_chain import ALGS, KEY_ENV, ChainVerdict, chain_hash, genesis
 
 Row = Sequence[Any]  # (run_id, seq, kind, ts, data, alg, prev_hash, hash)
 _NO_EVENTS = "no events recorded for this run"

@@ -29,7 +29,8 @@ from typing import Any, Final, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from governance._approvals import ApprovalRequest, ApprovalStatus
-from governance._audit import AuditEvent, ChainVerdict
+from governance._audit import AuditEvent
+from governance._audit_chain import ChainVerdict
 from governance._budgets import (
     Budget,
     BudgetDenial,

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from governance import ManualClock
-from governance._audit import AuditLog, _plain, _prepare, _record_json, _seal, chain_hash
+from governance._audit import AuditLog, _plain, _prepare, _record_json, _seal
+from governance._audit_chain import chain_hash
 
 KEY = b"k" * 32
 

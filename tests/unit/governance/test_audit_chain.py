@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from governance._audit import AuditLog, genesis
+from governance._audit import AuditLog
+from governance._audit_chain import genesis
 from governance._canonical import keyed_digest
 from governance._clock import ManualClock
 from governance._errors import AuditWriteError

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from governance._audit import AuditLog, ChainVerdict
+from governance._audit import AuditLog
+from governance._audit_chain import ChainVerdict
 from governance._clock import ManualClock
 
 KEY = b"tamper-test-key"

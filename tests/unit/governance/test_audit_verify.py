@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from governance._audit import AuditLog, ChainVerdict, verify_rows
+from governance._audit import AuditLog, verify_rows
+from governance._audit_chain import ChainVerdict
 from governance._canonical import canonical_json
 from governance._clock import ManualClock
 
