@@ -34,7 +34,6 @@ from harness._spans import (
     LoopEvent,
     LoopSpan,
     ModelTurnSpan,
-    ProposedCallRecord,
     Span,
     ToolCallSpan,
     UsageRecord,
@@ -114,7 +113,7 @@ class RunState(BaseModel):
     completion_tokens: int = 0
     usage_missing_turns: int = 0
     tainted: bool = False
-    pending_calls: list[ProposedCallRecord] = Field(default_factory=list)
+    pending_calls: list[ProposedCall] = Field(default_factory=list)
     held: HeldCall | None = None
     attempted: dict[str, str] = Field(
         default_factory=dict, description="canonical call key -> outcome, to catch repeats"
@@ -278,10 +277,7 @@ class AgentLoop:
                 state.model_text = redact_text(turn.text) if turn.text is not None else None
                 self._screen_answer(state, turn.text or "")
                 self._finish(state, self._answered_status(state), "answered")
-            state.pending_calls = [
-                ProposedCallRecord(id=c.id, name=c.name, arguments=c.arguments)
-                for c in turn.tool_calls
-            ]
+            state.pending_calls = list(turn.tool_calls)
             self._process_pending(state)
 
     def _screen_request(self, state: RunState) -> None:
@@ -346,10 +342,7 @@ class AgentLoop:
             state,
             ModelTurnSpan,
             text=turn.text,
-            tool_calls=[
-                ProposedCallRecord(id=c.id, name=c.name, arguments=c.arguments)
-                for c in turn.tool_calls
-            ],
+            tool_calls=list(turn.tool_calls),
             usage=UsageRecord(
                 prompt_tokens=turn.usage.prompt_tokens,
                 completion_tokens=turn.usage.completion_tokens,
@@ -364,7 +357,7 @@ class AgentLoop:
         known = {d.name for d in self._firewall.list_tools()}
         while state.pending_calls:
             record = state.pending_calls.pop(0)
-            proposed = ProposedCall(record.id, record.name, record.arguments)
+            proposed = record
             state.calls_made += 1
             call_id = f"c{state.calls_made}"
             arguments = _parse_arguments(proposed.arguments)
@@ -470,7 +463,7 @@ class AgentLoop:
         self._answer_unrun(state, proposed, "repeated_call")
         for record in state.pending_calls:
             self._answer_unrun(
-                state, ProposedCall(record.id, record.name, record.arguments), "run_stopped"
+                state, record, "run_stopped"
             )
         state.pending_calls = []
         self._finish(state, "failed", "repeated_call", detail=f"{proposed.name} was {before}")

@@ -9,6 +9,7 @@ Redaction is idempotent, so a trace read back from disk validates to the same by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated, Any, Literal
 
@@ -16,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from governance import Effect, Outcome, redact
 from governance._redaction import redact_text
+from harness.providers._base import ProposedCall
 
 
 def redact_arguments_text(raw: str) -> str:
@@ -49,14 +51,6 @@ class _Span(BaseModel):
     step: int
 
 
-class ProposedCallRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str
-    name: str
-    arguments: str
-
-
 class UsageRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,16 +62,16 @@ class UsageRecord(BaseModel):
 class ModelTurnSpan(_Span):
     kind: Literal["model_turn"] = "model_turn"
     text: Redacted | None
-    tool_calls: list[ProposedCallRecord] = Field(description="Arguments text redacted.")
+    tool_calls: list[ProposedCall] = Field(description="Arguments text redacted.")
     usage: UsageRecord | None
     finish_reason: str | None
 
     @field_validator("tool_calls")
     @classmethod
-    def _redact_arguments(cls, calls: list[ProposedCallRecord]) -> list[ProposedCallRecord]:
+    def _redact_arguments(cls, calls: list[ProposedCall]) -> list[ProposedCall]:
         # Records stay raw where a call still has to run (RunState.pending_calls), not here.
         return [
-            call.model_copy(update={"arguments": redact_arguments_text(call.arguments)})
+            dataclasses.replace(call, arguments=redact_arguments_text(call.arguments))
             for call in calls
         ]
 

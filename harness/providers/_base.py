@@ -12,13 +12,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pydantic import ConfigDict
+
 Message = Mapping[str, Any]
 ToolSpec = Mapping[str, Any]  # {"type": "function", "function": {name, description, parameters}}
 
 
 @dataclass(frozen=True, slots=True)
 class ProposedCall:
-    """A tool call as proposed. `arguments` is the raw JSON text, so it may be malformed."""
+    """A tool call as proposed. `arguments` is the raw JSON text, so it may be malformed.
+
+    One shape from the provider to the trace: a run's pending calls and a model turn's span
+    hold it as it is (pydantic validates it as a dataclass, no unknown keys)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     id: str
     name: str

@@ -15,11 +15,11 @@ from harness._spans import (
     ApprovalSpan,
     GuardrailSpan,
     ModelTurnSpan,
-    ProposedCallRecord,
     Span,
     ToolCallSpan,
 )
 from harness._trace import AuditSummary, SetupRecord, Trace
+from harness.providers._base import ProposedCall
 from tests.trace_factory import ZERO_DIGEST as DIGEST
 from tests.trace_factory import make_trace
 
@@ -91,7 +91,7 @@ def proposal(*tools: str) -> ModelTurnSpan:
         step=1,
         text=None,
         tool_calls=[
-            ProposedCallRecord(id=f"p{i}", name=t, arguments="{}") for i, t in enumerate(tools)
+            ProposedCall(id=f"p{i}", name=t, arguments="{}") for i, t in enumerate(tools)
         ],
         usage=None,
         finish_reason="tool_calls",

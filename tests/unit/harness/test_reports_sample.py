@@ -21,12 +21,12 @@ from harness._spans import (
     GuardrailSpan,
     LoopSpan,
     ModelTurnSpan,
-    ProposedCallRecord,
     Span,
     ToolCallSpan,
     UsageRecord,
 )
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
+from harness.providers._base import ProposedCall
 
 XSS = "<script>alert(1)</script>"
 ANSI = "\x1b[31mRED\x1b[0m"
@@ -73,7 +73,7 @@ def turn(
         step=step,
         text=text,
         tool_calls=[
-            ProposedCallRecord(id=f"p{i}", name=name, arguments=args)
+            ProposedCall(id=f"p{i}", name=name, arguments=args)
             for i, (name, args) in enumerate(calls, start=1)
         ],
         usage=UsageRecord(prompt_tokens=5, completion_tokens=2, total_tokens=7),

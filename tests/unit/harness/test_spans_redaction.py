@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from harness._spans import LoopSpan, ModelTurnSpan, ProposedCallRecord, ToolCallSpan
+from harness._spans import LoopSpan, ModelTurnSpan, ToolCallSpan
 from harness._trace import Trace
+from harness.providers._base import ProposedCall
 from tests.fake_secrets import AWS, GITHUB, OPENAI, STAGING_KEY, leaked
 from tests.trace_factory import make_trace
 
@@ -18,8 +19,8 @@ def _turn() -> ModelTurnSpan:
         step=1,
         text=f"using {OPENAI}",
         tool_calls=[
-            ProposedCallRecord(id="p1", name="fs.write", arguments=raw),
-            ProposedCallRecord(id="p2", name="fs.read", arguments=f'{{"path": "{AWS}"'),
+            ProposedCall(id="p1", name="fs.write", arguments=raw),
+            ProposedCall(id="p2", name="fs.read", arguments=f'{{"path": "{AWS}"'),
         ],
         usage=None,
         finish_reason="tool_calls",
@@ -34,7 +35,7 @@ def test_a_model_turn_masks_its_text_and_every_proposed_calls_arguments() -> Non
 
 
 def test_a_record_outside_a_span_keeps_its_raw_arguments_for_the_call_still_to_run() -> None:
-    record = ProposedCallRecord(id="p1", name="fs.write", arguments=f'{{"content": "{GITHUB}"}}')
+    record = ProposedCall(id="p1", name="fs.write", arguments=f'{{"content": "{GITHUB}"}}')
     assert GITHUB in record.arguments
 
 
