@@ -193,3 +193,20 @@ def test_an_unknown_command_exits_64_and_suggests_the_closest_name() -> None:
     assert result.exit_code == codes.USAGE
     assert "No such command 'chek'" in result.stderr
     assert "Did you mean 'check'?" in result.stderr
+
+
+def test_a_replay_run_without_a_baseline_loads_no_trace_diff_library(tmp_path: Path) -> None:
+    # deepdiff (and numpy under it) is only for showing a drifted scenario's trace diff.
+    suite = tmp_path / "cold.yaml"
+    suite.write_text(SCENARIO, encoding="utf-8")
+    code, modules = _loaded_after(
+        tmp_path,
+        "run",
+        "--no-baseline",
+        "--scenarios",
+        str(suite),
+        "--report-dir",
+        str(tmp_path / "out"),
+    )
+    assert code == codes.OK
+    assert sorted(m for m in modules if m.split(".")[0] in {"deepdiff", "numpy"}) == []
