@@ -13,7 +13,6 @@ machine, under any PYTHONHASHSEED, serial or in parallel.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import multiprocessing
 import shutil
 import threading
@@ -355,4 +354,4 @@ def _traces(
         # A chunk per task keeps the round trips down; results still come back in order.
         chunk = max(1, min(32, len(work) // (jobs * 8)))
         for raw in pool.map(_run_one, work, chunksize=chunk):
-            yield Trace.model_validate(json.loads(raw))
+            yield Trace.model_validate_json(raw)
