@@ -69,12 +69,15 @@ class Scored:
     inputs: dict[str, ScenarioInputs]
 
 
-def score_in_one_pass(scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]) -> Scored:
+def score_in_one_pass(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace], *, keep_inputs: bool = True
+) -> Scored:
     """`score`, `measure_coverage` and `run_inputs` from one read of each trace: a streamed
-    run's trace files are parsed once for all three, not three times."""
+    run's trace files are parsed once for all three, not three times. Without `keep_inputs`
+    the inputs are still checked against the traces but not kept (only a gate needs them)."""
     by_id = {item.scenario.id: item for item in scenarios}
     checks: list[CheckResult] = []
-    inputs = _InputsCheck()
+    inputs = _InputsCheck(keep=keep_inputs)
     use_of = _PolicyUses()
 
     def each_use() -> Iterator[PolicyUse]:
@@ -103,7 +106,7 @@ def assemble(
     is a failed check (exit 1), not a regression, since the baseline never had it passing. A new
     failing expectation in a known scenario does lower a gated rate (exit 2): it is strict.
     """
-    scored = score_in_one_pass(scenarios, traces)
+    scored = score_in_one_pass(scenarios, traces, keep_inputs=baseline is not None)
     checks, coverage, inputs = scored.checks, scored.coverage, scored.inputs
     metrics = compute_metrics(checks)
     gate_result = None
@@ -213,9 +216,10 @@ def run_inputs(
 class _InputsCheck:
     """Scenario inputs gathered trace by trace; the stale ones are named all at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
         self.found: dict[str, ScenarioInputs] = {}
         self.stale: list[str] = []
+        self.keep = keep  # each holds its scenario's definition: ~1.5 KB a scenario
 
     def add(self, loaded: LoadedScenario, trace: Trace) -> None:
         inputs = scenario_inputs(
@@ -227,7 +231,8 @@ class _InputsCheck:
         )
         if inputs.digest != trace.inputs_digest:
             self.stale.append(f"{trace.scenario_id} ({loaded.path}:{loaded.line})")
-        self.found[trace.scenario_id] = inputs
+        if self.keep:
+            self.found[trace.scenario_id] = inputs
 
     def result(self, traces: Sequence[Trace]) -> dict[str, ScenarioInputs]:
         if self.stale:
