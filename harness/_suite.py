@@ -23,8 +23,8 @@ from harness._gate import CoverageState, gate
 from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
-from harness._runner import ProviderChoice, identity_record, run_suite
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
+from harness._scenario_runner import ProviderChoice, identity_record, run_suite
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite

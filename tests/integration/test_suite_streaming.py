@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, run_checked_suite
 from harness._trace import Trace
 from harness._trace_store import StoredTraces

@@ -40,7 +40,7 @@ HEAVY_PACKAGES = {
 HEAVY_MODULES = {
     "harness.reports",
     "harness.reports._html",
-    "harness._runner",
+    "harness._scenario_runner",
     "harness._loop",
     "harness._suite",
     "harness._baseline",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness._errors import UsageProblem
-from harness._runner import ProviderChoice
 from harness._scenario_load import LoadedScenario
+from harness._scenario_runner import ProviderChoice
 from harness._suite import (
     load_checked_suite,
     measure_coverage,
