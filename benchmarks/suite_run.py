@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from harness._runner import ProviderChoice, run_scenario
+from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, run_checked_suite
 
 

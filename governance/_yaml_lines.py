@@ -5,17 +5,29 @@ Duplicate keys, merge keys, tags other than plain JSON types, self-referencing a
 bombs, nesting deeper than MAX_DEPTH, non-finite numbers and lone surrogates are refused rather
 than guessed at; the text itself is checked first (governance._config_text). Every problem is
 the caller's error class: no PyYAML, recursion or Unicode exception escapes.
+
+Where PyYAML has libyaml, a document is composed by libyaml's C parser (~15x faster) and walked
+by the same code as the pure-Python loader's nodes: same tags, scalar types, checks and lines.
+libyaml's composer recurses in C without a depth guard, so a non-recursive pass over its events
+measures the nesting first; any document the fast path does not load cleanly is loaded again
+by the pure-Python loader, whose result or error is the one returned.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
-from yaml.events import MappingStartEvent, SequenceStartEvent
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import (
+    CollectionEndEvent,
+    CollectionStartEvent,
+    MappingStartEvent,
+    SequenceStartEvent,
+)
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from governance._config_text import (
     MAX_DEPTH,
@@ -33,6 +45,7 @@ Loc = tuple[str | int, ...]
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 _PLAIN_TAGS = frozenset(
     f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null")
 )
@@ -41,11 +54,12 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 MAX_NODES = 100_000
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A SafeLoader whose mapping walk records the 1-based line of every key and item."""
+class _Walk:
+    """The walk from composed nodes to data, shared by both loaders: the 1-based line of every
+    key and item, and every refusal. Mixed into a loader class (parser + SafeConstructor)."""
 
     def __init__(self, text: str, path: str, error_factory: ErrorFactory, subject: str) -> None:
-        super().__init__(text)
+        super().__init__(text)  # type: ignore[call-arg]
         self.source_path = path
         self.error_factory = error_factory
         self.subject = subject
@@ -63,20 +77,6 @@ class _LineLoader(yaml.SafeLoader):
             f"the {self.subject} nests lists and mappings more than {MAX_DEPTH} levels deep; "
             "flatten it",
         )
-
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        # PyYAML composes recursively: refuse deep nesting before the stack runs out.
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if not isinstance(event, SequenceStartEvent | MappingStartEvent):
-            return super().compose_node(parent, index)
-        if self._depth >= MAX_DEPTH:
-            mark = event.start_mark
-            raise self._too_deep(None if mark is None else mark.line + 1)
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
 
     def to_data(
         self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset(), reading: int = 0
@@ -126,8 +126,8 @@ class _LineLoader(yaml.SafeLoader):
 
     def _scalar(self, node: Node, loc: Loc) -> Any:
         """A string, finite number, boolean or null; anything else is refused at its line."""
-        if node.tag == _TIMESTAMP_TAG and isinstance(node.value, str):
-            return self._string(node, node.value, loc)
+        if node.tag == _STR_TAG or node.tag == _TIMESTAMP_TAG:
+            return self._string(node, node.value, loc)  # what the str constructor returns
         if node.tag not in _PLAIN_TAGS:
             raise self.error(
                 node,
@@ -136,11 +136,19 @@ class _LineLoader(yaml.SafeLoader):
                 "mappings)",
             )
         try:
-            value = self.construct_object(node, deep=True)
-        except (ValueError, OverflowError):
-            raise self.error(
-                node, f"the number {_short(node.value)}{_in(loc)} cannot be read; shorten it"
-            ) from None
+            value = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
+        except (ValueError, OverflowError, KeyError, IndexError):
+            # PyYAML's constructors fail with any of these on an explicit tag's bad value
+            # (`!!bool nope`, `!!int ''`); an implicit number fails only when too long.
+            if self.resolve(ScalarNode, node.value, (True, False)) == node.tag:  # type: ignore[attr-defined]
+                message = f"the number {_short(node.value)}{_in(loc)} cannot be read; shorten it"
+            else:
+                kind = node.tag.rsplit(":", 1)[-1]
+                message = (
+                    f"{_short(node.value)}{_in(loc)} cannot be read as {kind}; fix the value "
+                    f"or remove the !!{kind} tag"
+                )
+            raise self.error(node, message) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.error(
                 node,
@@ -152,6 +160,8 @@ class _LineLoader(yaml.SafeLoader):
         return value
 
     def _string(self, node: Node, value: str, loc: Loc) -> str:
+        if lone_surrogate(value) is None:
+            return value  # nothing to pair: one search for the common case
         value = pair_surrogates(value)
         if lone_surrogate(value) is not None:
             raise self.error(node, f"{surrogate_message(value)}{_in(loc)}")
@@ -166,6 +176,112 @@ class _LineLoader(yaml.SafeLoader):
         if not isinstance(key, str):
             raise self.error(node, f"key {node.value!r}{_in(loc)} must be a string; quote it")
         return key
+
+
+class _LineLoader(_Walk, yaml.SafeLoader):
+    """The pure-Python loader: always there, and the one whose errors are reported."""
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        # PyYAML composes recursively: refuse deep nesting before the stack runs out.
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if not isinstance(event, SequenceStartEvent | MappingStartEvent):
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            mark = event.start_mark
+            raise self._too_deep(None if mark is None else mark.line + 1)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+_CLoader: Any = getattr(yaml, "CSafeLoader", None) if yaml.__with_libyaml__ else None
+
+
+class _Differs(Exception):
+    """The document is one libyaml reads differently from PyYAML: load it the slow way."""
+
+
+class _FastWalk(_Walk):
+    """The walk over libyaml's nodes, which also refuses what libyaml reads differently.
+
+    In a flow collection PyYAML ends a plain scalar at `?`, libyaml does not (`[a?b]`): such a
+    scalar is an error to one and text to the other.
+    """
+
+    _in_flow = False
+
+    def to_data(
+        self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset(), reading: int = 0
+    ) -> Any:
+        if self._in_flow or not isinstance(node, CollectionNode) or not node.flow_style:
+            return super().to_data(node, loc, active, reading)
+        self._in_flow = True
+        try:
+            return super().to_data(node, loc, active, reading)
+        finally:
+            self._in_flow = False
+
+    def _scalar(self, node: Node, loc: Loc) -> Any:
+        # libyaml marks a plain scalar's style "" where PyYAML has None
+        if self._in_flow and isinstance(node, ScalarNode) and not node.style and "?" in node.value:
+            raise _Differs
+        return super()._scalar(node, loc)
+
+
+_FastLoader: Any = None
+if _CLoader is not None:
+
+    class _FastLoader(_FastWalk, _CLoader):  # type: ignore[no-redef,misc]
+        """libyaml's parser and composer, PyYAML's resolver and constructor, the shared walk."""
+
+
+# Where libyaml and PyYAML read the same text differently (found by the differential test):
+# libyaml takes a tab as a separator where PyYAML refuses it, and resolves a lone `!` tag to a
+# string where PyYAML resolves the plain scalar. Text with either goes the pure-Python way.
+_LIBYAML_DIFFERS = re.compile(r"\t|(?<!\w)!")
+
+
+def _nesting_within_limit(text: str) -> bool:
+    """Whether libyaml may compose `text`: its nesting, counted over the parser's events (an
+    iterative pass, no recursion), stays within MAX_DEPTH."""
+    parser = _CLoader(text)
+    depth = 0
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return False
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+    finally:
+        parser.dispose()
+    return True
+
+
+def _load_fast(
+    text: str, path: str, error_factory: ErrorFactory, subject: str
+) -> tuple[Any, dict[Loc, int]] | None:
+    """The document through libyaml, or None when it must go the pure-Python way (no libyaml,
+    too deep, or any problem: the pure-Python loader words the error)."""
+    if _FastLoader is None or _LIBYAML_DIFFERS.search(text):
+        return None
+    try:
+        if not _nesting_within_limit(text):
+            return None
+        loader = _FastLoader(text, path, error_factory, subject)
+        try:
+            root = loader.get_single_node()
+            data = None if root is None else loader.to_data(root)
+        finally:
+            loader.dispose()
+    except Exception:  # noqa: BLE001 - whatever failed, the slow loader decides and words it
+        return None
+    lines: dict[Loc, int] = loader.lines
+    return data, lines
 
 
 def _short(text: str) -> str:
@@ -226,6 +342,15 @@ def load_yaml_with_lines(
     problem is raised as `error_factory(path, line, message)`; `subject` names the file kind.
     """
     check_text(text, path, error_factory, subject=subject)
+    fast = _load_fast(text, path, error_factory, subject)
+    if fast is not None:
+        return fast
+    return _load_slow(text, path, error_factory, subject)
+
+
+def _load_slow(
+    text: str, path: str, error_factory: ErrorFactory, subject: str
+) -> tuple[Any, dict[Loc, int]]:
     loader = _LineLoader(text, path, error_factory, subject)
     try:
         try:
@@ -238,6 +363,9 @@ def load_yaml_with_lines(
         raise error_factory(path, line, f"invalid YAML: {detail}") from None
     except yaml.YAMLError as exc:
         raise error_factory(path, 1, f"invalid YAML: {exc}") from None
+    except (ValueError, OverflowError) as exc:  # the scanner's own, e.g. `"\U7fffffff"`
+        line = loader.get_mark().line + 1
+        raise error_factory(path, line, f"invalid YAML: {exc}; fix the escape or value") from None
     except RecursionError:  # a last resort: compose_node and to_data refuse depth first
         raise error_factory(
             path, 1, f"the {subject} nests too deeply to read; flatten it"

@@ -7,6 +7,7 @@ an id that disappears is a lost check.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -76,7 +77,9 @@ def _with_unique_ids(
     for check_id, kind, passed, why in drafts:
         seen[check_id] = seen.get(check_id, 0) + 1
         unique = check_id if seen[check_id] == 1 else f"{check_id}#{seen[check_id]}"
-        results.append(CheckResult(scenario_id, unique, kind, passed, why))
+        # Check ids and explanations repeat across a suite's scenarios: one copy of each
+        # keeps the results a big run holds for its reports small.
+        results.append(CheckResult(scenario_id, sys.intern(unique), kind, passed, sys.intern(why)))
     return results
 
 

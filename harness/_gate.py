@@ -14,9 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deepdiff import DeepDiff
-from deepdiff.helper import notpresent
-
 from governance import digest
 from harness._identity import ScenarioInputs
 from harness._metrics import METRICS, count_of, format_rate
@@ -260,6 +257,11 @@ def trace_diff_lines(
     old: Mapping[str, Any], new: Mapping[str, Any], *, limit: int = MAX_DIFF_LINES
 ) -> list[str]:
     """`spans[3].outcome: 'blocked' -> 'executed'`: one line per changed, added or removed field."""
+    # deepdiff (with numpy under it) costs ~0.4 s and ~40 MB to import: only a drifted
+    # scenario's diff pays for it, never a run without one.
+    from deepdiff import DeepDiff
+    from deepdiff.helper import notpresent
+
     tree = DeepDiff(dict(old), dict(new), view="tree")
     changes: list[tuple[tuple[tuple[int, int, str], ...], str]] = []
     for levels in tree.values():

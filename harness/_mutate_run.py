@@ -22,9 +22,9 @@ from harness._checks import expand_checks
 from harness._errors import ScenarioError
 from harness._mutants_file import Equivalent
 from harness._mutate import Kill, Mutant, kill_of, mutants_of, order_scenarios
-from harness._runner import ProviderChoice, run_scenario
 from harness._scenario_contract import check_contract
 from harness._scenario_load import LoadedScenario, resolve_policy_path
+from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import policy_file_name
 from harness._suite_check import registry_for
 from harness._trace import Trace

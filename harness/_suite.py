@@ -23,8 +23,8 @@ from harness._gate import CoverageState, gate
 from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
-from harness._runner import ProviderChoice, identity_record, run_suite
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
+from harness._scenario_runner import ProviderChoice, identity_record, run_suite
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
@@ -47,15 +47,48 @@ def score(
     by_id = {item.scenario.id: item for item in scenarios}  # packed: models one at a time
     checks: list[CheckResult] = []
     for trace in traces:
-        item = by_id.get(trace.scenario_id)
-        if item is None:
-            raise UsageProblem(
-                f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
-                "the scenario files given; point --scenarios at the files the run used, or "
-                "re-run the suite"
-            )
-        checks.extend(expand_checks(item.scenario, trace))
+        checks.extend(expand_checks(_scenario_of(by_id, trace).scenario, trace))
     return checks, compute_metrics(checks)
+
+
+def _scenario_of(by_id: Mapping[str, LoadedScenario], trace: Trace) -> LoadedScenario:
+    item = by_id.get(trace.scenario_id)
+    if item is None:
+        raise UsageProblem(
+            f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
+            "the scenario files given; point --scenarios at the files the run used, or "
+            "re-run the suite"
+        )
+    return item
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    checks: list[CheckResult]
+    coverage: tuple[PolicyCoverage, ...]
+    inputs: dict[str, ScenarioInputs]
+
+
+def score_in_one_pass(
+    scenarios: Sequence[LoadedScenario], traces: Sequence[Trace], *, keep_inputs: bool = True
+) -> Scored:
+    """`score`, `measure_coverage` and `run_inputs` from one read of each trace: a streamed
+    run's trace files are parsed once for all three, not three times. Without `keep_inputs`
+    the inputs are still checked against the traces but not kept (only a gate needs them)."""
+    by_id = {item.scenario.id: item for item in scenarios}
+    checks: list[CheckResult] = []
+    inputs = _InputsCheck(keep=keep_inputs)
+    use_of = _PolicyUses()
+
+    def each_use() -> Iterator[PolicyUse]:
+        for trace in traces:
+            item = _scenario_of(by_id, trace)
+            checks.extend(expand_checks(item.scenario, trace))
+            inputs.add(item, trace)
+            yield use_of(item, trace)
+
+    coverage = measure(each_use())
+    return Scored(checks, coverage, inputs.result(traces))
 
 
 def assemble(
@@ -73,9 +106,9 @@ def assemble(
     is a failed check (exit 1), not a regression, since the baseline never had it passing. A new
     failing expectation in a known scenario does lower a gated rate (exit 2): it is strict.
     """
-    checks, metrics = score(scenarios, traces)
-    coverage = measure_coverage(scenarios, traces)
-    inputs = run_inputs(scenarios, traces)
+    scored = score_in_one_pass(scenarios, traces, keep_inputs=baseline is not None)
+    checks, coverage, inputs = scored.checks, scored.coverage, scored.inputs
+    metrics = compute_metrics(checks)
     gate_result = None
     if baseline is not None:
         known = set(baseline.scenarios)
@@ -135,23 +168,34 @@ def _policy_uses(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> Iterator[PolicyUse]:
     by_id = {item.scenario.id: item for item in scenarios}
-    policies: dict[Path, Policy] = {}
-    impacts_of: dict[int, tuple[ToolRegistry, dict[str, Any]]] = {}
+    use_of = _PolicyUses()
     for trace in traces:
         item = by_id.get(trace.scenario_id)
-        if item is None:
-            continue
+        if item is not None:
+            yield use_of(item, trace)
+
+
+class _PolicyUses:
+    """A scenario's trace as a coverage use: each policy file compiled once, one impact table
+    per distinct tool surface (registries are cached)."""
+
+    def __init__(self) -> None:
+        self._policies: dict[Path, Policy] = {}
+        self._impacts: dict[int, tuple[ToolRegistry, dict[str, Any]]] = {}
+
+    def __call__(self, item: LoadedScenario, trace: Trace) -> PolicyUse:
         path = resolve_policy_path(item)
-        if path not in policies:
-            policies[path] = load_policy(path)
+        policy = self._policies.get(path)
+        if policy is None:
+            policy = self._policies[path] = load_policy(path)
         registry = registry_for(item)
-        known = impacts_of.get(id(registry))
-        if known is None:  # one table per distinct tool surface (registries are cached)
-            known = impacts_of[id(registry)] = (
+        known = self._impacts.get(id(registry))
+        if known is None:
+            known = self._impacts[id(registry)] = (
                 registry,
                 {d.name: d.impact for d in registry.descriptors()},
             )
-        yield PolicyUse(policy_file_name(item), policies[path], trace, known[1])
+        return PolicyUse(policy_file_name(item), policy, trace, known[1])
 
 
 def run_inputs(
@@ -161,12 +205,23 @@ def run_inputs(
     provider its trace ran with. They must be what the trace says it ran with, or the scenario
     files are not the ones the run used (a usage problem: score the right files, or re-run)."""
     by_id = {item.scenario.id: item for item in scenarios}
-    found: dict[str, ScenarioInputs] = {}
-    stale: list[str] = []
+    inputs = _InputsCheck()
     for trace in traces:
         loaded = by_id.get(trace.scenario_id)
-        if loaded is None:
-            continue  # `score` names it
+        if loaded is not None:  # else `score` names it
+            inputs.add(loaded, trace)
+    return inputs.result(traces)
+
+
+class _InputsCheck:
+    """Scenario inputs gathered trace by trace; the stale ones are named all at once."""
+
+    def __init__(self, *, keep: bool = True) -> None:
+        self.found: dict[str, ScenarioInputs] = {}
+        self.stale: list[str] = []
+        self.keep = keep  # each holds its scenario's definition: ~1.5 KB a scenario
+
+    def add(self, loaded: LoadedScenario, trace: Trace) -> None:
         inputs = scenario_inputs(
             loaded.scenario,
             provider=trace.provider.model_dump(mode="json"),
@@ -175,15 +230,18 @@ def run_inputs(
             mcp_config_digest=mcp_config_digest(loaded),
         )
         if inputs.digest != trace.inputs_digest:
-            stale.append(f"{trace.scenario_id} ({loaded.path}:{loaded.line})")
-        found[trace.scenario_id] = inputs
-    if stale:
-        raise UsageProblem(
-            f"the scenario files are not the ones run {_run_of(traces)} used: the inputs of "
-            f"{', '.join(stale)} changed since; re-run the suite (`proctor run`), or point "
-            "--scenarios at the files the run used"
-        )
-    return found
+            self.stale.append(f"{trace.scenario_id} ({loaded.path}:{loaded.line})")
+        if self.keep:
+            self.found[trace.scenario_id] = inputs
+
+    def result(self, traces: Sequence[Trace]) -> dict[str, ScenarioInputs]:
+        if self.stale:
+            raise UsageProblem(
+                f"the scenario files are not the ones run {_run_of(traces)} used: the inputs "
+                f"of {', '.join(self.stale)} changed since; re-run the suite (`proctor run`), "
+                "or point --scenarios at the files the run used"
+            )
+        return self.found
 
 
 def _run_of(traces: Sequence[Trace]) -> str:

@@ -91,10 +91,12 @@ def load_checked_suite(
 ) -> list[LoadedScenario]:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
-    `note` hears one line per MCP config whose servers had to be started to list their tools.
+    Each file's scenarios are checked and packed (kept as their JSON, without the line map) as
+    soon as that file is loaded, so a big suite is never held whole as models: memory does not
+    grow with the suite. Scenarios with MCP servers wait until every file is loaded, so their
+    servers are listed side by side. `note` hears one line per MCP config whose servers had to
+    be started to list their tools.
     """
-    loaded = load_scenarios(paths, tags=tags)
-    configs = _list_mcp_servers_at_once(loaded)
     policies: dict[Path, Policy] = {}
 
     def policy_for(item: LoadedScenario) -> Policy:
@@ -103,16 +105,36 @@ def load_checked_suite(
             policies[path] = load_policy(path)
         return policies[path]
 
-    violations = check_contract(loaded, registry_for=registry_for, policy_for=policy_for)
+    violations: list[ContractViolation] = []
+    waiting: list[LoadedScenario] = []
+    wanted = set(tags)
+
+    def check_file(items: list[LoadedScenario]) -> list[LoadedScenario]:
+        kept = []
+        for item in items:
+            if wanted and not wanted & set(item.scenario.tags):
+                kept.append(item.packed())  # not selected: load_scenarios drops it, unchecked
+                continue
+            if resolve_mcp_config(item) is not None:
+                waiting.append(item)
+                kept.append(item)
+                continue
+            violations.extend(
+                check_contract([item], registry_for=registry_for, policy_for=policy_for)
+            )
+            kept.append(item.packed())
+        return kept
+
+    loaded = load_scenarios(paths, tags=tags, each_file=check_file)
+    configs = _list_mcp_servers_at_once(waiting)
     if note is not None:
         for config in configs:
             said = mcp_listing(config)[1]
             if said is not None:
                 note(said)
+    violations += check_contract(waiting, registry_for=registry_for, policy_for=policy_for)
     if violations:
-        raise ContractBroken(violations)
-    # Packed (kept as their JSON) once checked: a model and line map per scenario would make
-    # memory grow with the suite.
+        raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
     return [item.packed() for item in loaded]
 
 

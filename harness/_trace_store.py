@@ -9,11 +9,13 @@ trace's canonical bytes), so nothing is written twice.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 from harness._errors import HarnessError
 from harness._trace import Trace
@@ -38,6 +40,45 @@ def trace_filenames(scenario_ids: list[str]) -> dict[str, str]:
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class TraceFacts:
+    """What the summary reports (report.json, junit.xml) show of a trace: kept as it is stored,
+    so those reports never parse the trace file again."""
+
+    status: str
+    termination: str | None
+    digest: str
+    tags: tuple[str, ...]
+    turns: int
+    tool_outcomes: tuple[tuple[str, int], ...]  # outcome -> tool calls, first seen first
+
+    @classmethod
+    def of(cls, trace: Trace, digest: str | None = None) -> TraceFacts:
+        outcomes: dict[str, int] = {}
+        for span in trace.tool_spans:
+            outcomes[span.outcome] = outcomes.get(span.outcome, 0) + 1
+        return cls(
+            status=trace.status,
+            termination=trace.termination,
+            digest=trace.digest if digest is None else digest,
+            tags=tuple(trace.tags),
+            turns=trace.turns,
+            tool_outcomes=tuple(outcomes.items()),
+        )
+
+
+def provider_records(traces: Sequence[Trace]) -> list[dict[str, Any]]:
+    """Each distinct provider record (name, model, live) in trace order."""
+    if isinstance(traces, StoredTraces):
+        return [dict(record) for record in traces.providers]
+    seen: list[dict[str, Any]] = []
+    for trace in traces:
+        record = trace.provider.model_dump(mode="json")
+        if record not in seen:
+            seen.append(record)
+    return seen
+
+
 class StoredTraces(Sequence[Trace]):
     """Traces in the order they were added, each loaded from its file when asked for."""
 
@@ -47,6 +88,8 @@ class StoredTraces(Sequence[Trace]):
         self._names = dict(names)
         self._order: list[str] = []
         self._digests: dict[str, str] = {}
+        self._facts: dict[str, TraceFacts] = {}
+        self.providers: list[dict[str, Any]] = []  # distinct, in trace order
         self.live = False  # whether any trace came from a live provider
         directory.mkdir(parents=True, exist_ok=True)
 
@@ -59,11 +102,25 @@ class StoredTraces(Sequence[Trace]):
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
         (self.directory / name).write_bytes(trace.canonical())
         self._order.append(sid)
-        self._digests[sid] = trace.digest
+        digest = self._digests[sid] = trace.digest
+        self._facts[sid] = TraceFacts.of(trace, digest)
+        provider = trace.provider.model_dump(mode="json")
+        if provider not in self.providers:
+            self.providers.append(provider)
         self.live = self.live or trace.provider.live
+
+    def facts(self, scenario_id: str) -> TraceFacts | None:
+        return self._facts.get(scenario_id)
 
     def path_of(self, scenario_id: str) -> Path:
         return self.directory / self._names[scenario_id]
+
+    def raw(self, scenario_id: str) -> Any:
+        """The trace's JSON value (`model_dump(mode="json")`, as its canonical file holds it),
+        parsed without building the model; None when the scenario has no trace."""
+        if scenario_id not in self._digests:
+            return None
+        return json.loads(self.path_of(scenario_id).read_bytes())
 
     def get(self, scenario_id: str) -> Trace | None:
         if scenario_id not in self._digests:

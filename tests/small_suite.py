@@ -16,7 +16,7 @@ import yaml
 from governance import ManualClock, digest
 from harness._baseline import load_baseline, write_baseline, write_baseline_traces
 from harness._baseline_record import build_baseline, failing_checks
-from harness._runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice
 from harness._suite import load_checked_suite, run_checked_suite, run_inputs, score
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ from harness._baseline_record import baseline_diff, build_baseline, failing_chec
 from harness._errors import UsageProblem
 from harness._gate import input_changes
 from harness._results import InputChange
-from harness._runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice
 from harness._suite import (
     load_checked_suite,
     measure_coverage,

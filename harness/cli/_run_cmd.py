@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from harness import _exit_codes as codes
-from harness._runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._trace import Trace
 from harness.cli._eval_common import (

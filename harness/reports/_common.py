@@ -10,11 +10,12 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness import _exit_codes
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
-from harness._trace_store import StoredTraces
+from harness._trace_store import StoredTraces, TraceFacts, provider_records
 
 REPORT_VERSION = 1
 
@@ -76,20 +77,15 @@ def notice(result: SuiteResult) -> str | None:
 def provider_label(result: SuiteResult) -> str:
     """`name (model)` of each distinct provider in trace order; `none` for an empty suite."""
     seen: list[str] = []
-    for trace in result.traces:
-        label = f"{trace.provider.name} ({trace.provider.model})"
+    for record in provider_records(result.traces):
+        label = f"{record['name']} ({record['model']})"
         if label not in seen:
             seen.append(label)
     return ", ".join(seen) if seen else "none"
 
 
 def providers(result: SuiteResult) -> list[dict[str, object]]:
-    seen: list[dict[str, object]] = []
-    for trace in result.traces:
-        record: dict[str, object] = trace.provider.model_dump(mode="json")
-        if record not in seen:
-            seen.append(record)
-    return seen
+    return provider_records(result.traces)
 
 
 def one_line(text: str) -> str:
@@ -176,10 +172,16 @@ class ScenarioSummary:
     file: str | None
     load_trace: Callable[[], Trace | None] = field(repr=False, compare=False)
     checks: tuple[CheckResult, ...]
+    load_facts: Callable[[], TraceFacts | None] = field(repr=False, compare=False)
 
     @property
     def trace(self) -> Trace | None:
         return self.load_trace()
+
+    @property
+    def facts(self) -> TraceFacts | None:
+        """What the summary reports show of the trace, without reading it for a streamed run."""
+        return self.load_facts()
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
@@ -207,6 +209,35 @@ def trace_lookup(result: SuiteResult) -> Callable[[str], Trace | None]:
     return by_id.get
 
 
+def raw_trace_lookup(result: SuiteResult) -> Callable[[str], Any]:
+    """scenario id -> its trace as JSON values (None if it did not run): a streamed run's file
+    parsed as plain JSON, which is what the file holds, without building the model."""
+    traces = result.traces
+    if isinstance(traces, StoredTraces):
+        return traces.raw
+    lookup = trace_lookup(result)
+
+    def raw(scenario_id: str) -> Any:
+        trace = lookup(scenario_id)
+        return None if trace is None else trace.model_dump(mode="json")
+
+    return raw
+
+
+def facts_lookup(result: SuiteResult) -> Callable[[str], TraceFacts | None]:
+    """scenario id -> its trace's facts: as stored for a streamed run, else from memory."""
+    traces = result.traces
+    if isinstance(traces, StoredTraces):
+        return traces.facts
+    lookup = trace_lookup(result)
+
+    def facts(scenario_id: str) -> TraceFacts | None:
+        trace = lookup(scenario_id)
+        return None if trace is None else TraceFacts.of(trace)
+
+    return facts
+
+
 def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
     """Scenarios in trace order, then any that have checks but no trace."""
     order: dict[str, None] = dict.fromkeys(trace_ids(result))
@@ -215,6 +246,7 @@ def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
         order.setdefault(check.scenario_id)
         checks.setdefault(check.scenario_id, []).append(check)
     lookup = trace_lookup(result)
+    facts = facts_lookup(result)
     files = dict(result.scenario_files)
     out = []
     for sid in order:
@@ -224,7 +256,11 @@ def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
             file = trace.scenario_file if trace else None
         out.append(
             ScenarioSummary(
-                sid, file or None, functools.partial(lookup, sid), tuple(checks.get(sid, ()))
+                sid,
+                file or None,
+                functools.partial(lookup, sid),
+                tuple(checks.get(sid, ())),
+                functools.partial(facts, sid),
             )
         )
     return out

@@ -27,7 +27,7 @@ from harness._spans import (
 from harness._trace import Trace
 from harness.reports._common import (
     trace_ids,
-    trace_lookup,
+    raw_trace_lookup,
     exit_meaning,
     METRIC_HEADERS,
     ScenarioSummary,
@@ -177,13 +177,13 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
     yield '<script type="application/json" id="proctor-traces">\n'
     # One object, keys in sorted order as json.dumps(sort_keys=True) would write them.
     yield "{"
-    lookup = trace_lookup(result)
+    raw = raw_trace_lookup(result)
     first = True
     for sid in sorted(trace_ids(result)):
-        trace = lookup(sid)
+        trace = raw(sid)
         if trace is None:
             continue
-        yield f"{'' if first else ', '}{script_json(sid)}: {script_json(trace.model_dump(mode='json'))}"
+        yield f"{'' if first else ', '}{script_json(sid)}: {script_json(trace)}"
         first = False
     yield "}\n</script>\n"
     yield f"<script>{_JS}</script>\n</body></html>\n"

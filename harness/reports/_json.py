@@ -151,21 +151,18 @@ def _check(check: CheckResult) -> dict[str, Any]:
 
 
 def _scenario(summary: ScenarioSummary, trace_paths: Mapping[str, str]) -> dict[str, Any]:
-    trace = summary.trace
-    outcomes: dict[str, int] = {}
-    for span in trace.tool_spans if trace else ():
-        outcomes[span.outcome] = outcomes.get(span.outcome, 0) + 1
+    facts = summary.facts
     return {
         "id": summary.id,
         "file": summary.file,
-        "ran": trace is not None,
-        "status": trace.status if trace else None,
-        "termination": trace.termination if trace else None,
-        "digest": trace.digest if trace else None,
+        "ran": facts is not None,
+        "status": facts.status if facts else None,
+        "termination": facts.termination if facts else None,
+        "digest": facts.digest if facts else None,
         "trace": trace_paths.get(summary.id),
-        "tags": list(trace.tags) if trace else [],
-        "turns": trace.turns if trace else 0,
+        "tags": list(facts.tags) if facts else [],
+        "turns": facts.turns if facts else 0,
         "checks_passed": summary.passed_count,
         "checks_failed": len(summary.failed),
-        "tool_calls": outcomes,
+        "tool_calls": dict(facts.tool_outcomes) if facts else {},
     }

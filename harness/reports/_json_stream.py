@@ -15,7 +15,8 @@ _INDENT = "  "
 
 
 class Lazy:
-    """A JSON list produced item by item when written."""
+    """A JSON list produced item by item when written; each item is plain JSON values (no
+    `Lazy` inside), so it is encoded by one `json.dumps` call."""
 
     def __init__(self, items: Callable[[], Iterable[Any]]) -> None:
         self._items = items
@@ -38,10 +39,15 @@ def json_chunks(value: Any, level: int = 0) -> Iterator[str]:
     elif isinstance(value, list | tuple | Lazy):
         inner = _INDENT * (level + 1)
         empty = True
+        plain = isinstance(value, Lazy)
         for item in value:
             yield f"{'[' if empty else ','}\n{inner}"
             empty = False
-            yield from json_chunks(item, level + 1)
+            if plain:  # one C-encoded call per item rather than a generator per value
+                text = json.dumps(item, sort_keys=True, indent=2, ensure_ascii=False)
+                yield text.replace("\n", "\n" + inner)
+            else:
+                yield from json_chunks(item, level + 1)
         yield "[]" if empty else f"\n{_INDENT * level}]"
     else:
         yield json.dumps(value, ensure_ascii=False)

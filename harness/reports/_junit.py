@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 from harness._results import SuiteResult
 from harness.reports._common import (
@@ -28,8 +29,23 @@ def xml_text(text: str) -> str:
 
 
 def render_junit(result: SuiteResult) -> bytes:
-    suite = ET.Element("testsuite", name="proctor")
-    props = ET.SubElement(suite, "properties")
+    return "".join(junit_chunks(result)).encode("utf-8")
+
+
+def junit_chunks(result: SuiteResult) -> Iterator[str]:
+    """The document in pieces, byte for byte what ElementTree writes for the whole tree
+    indented, but one testcase at a time: a big suite's report is never held whole. The
+    counts on `<testsuite>` come from the checks, before any testcase is written."""
+    summaries = scenarios(result)
+    gate = result.gate
+    tests = len(summaries) + (gate is not None)
+    failures = sum(1 for s in summaries if s.failed) + bool(gate and gate.regressions)
+    yield (
+        "<?xml version='1.0' encoding='utf-8'?>\n"
+        f'<testsuite name="proctor" tests="{tests}" failures="{failures}" errors="0" '
+        'skipped="0">'
+    )
+    props = ET.Element("properties")
     for name, value in (
         ("run_id", result.run_id),
         ("provider", provider_label(result)),
@@ -38,37 +54,30 @@ def render_junit(result: SuiteResult) -> bytes:
         ("exit_code", str(exit_code(result))),
     ):
         ET.SubElement(props, "property", name=name, value=xml_text(value))
-
-    tests = failures = 0
-    for summary in scenarios(result):
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=xml_text(summary.file or "proctor"),
-            name=xml_text(summary.id),
+    yield _child(props)
+    for summary in summaries:
+        case = ET.Element(
+            "testcase", classname=xml_text(summary.file or "proctor"), name=xml_text(summary.id)
         )
-        tests += 1
         failed = summary.failed
         if failed:
-            failures += 1
             failure = ET.SubElement(
                 case, "failure", message=f"{len(failed)} check(s) failed", type="check_failed"
             )
             failure.text = xml_text("\n".join(f"{c.id}: {c.why}" for c in failed))
-        trace = summary.trace
+        trace = summary.facts
         out = ET.SubElement(case, "system-out")
         out.text = xml_text(
             f"status={trace.status} termination={trace.termination} digest={trace.digest}"
             if trace
             else "no trace: the scenario did not run"
         )
+        yield _child(case)
 
-    if result.gate is not None:
-        case = ET.SubElement(suite, "testcase", classname="proctor", name="gate")
-        tests += 1
-        regressions = result.gate.regressions
+    if gate is not None:
+        case = ET.Element("testcase", classname="proctor", name="gate")
+        regressions = gate.regressions
         if regressions:
-            failures += 1
             failure = ET.SubElement(
                 case, "failure", message=f"{len(regressions)} regression(s)", type="regression"
             )
@@ -79,11 +88,11 @@ def render_junit(result: SuiteResult) -> bytes:
                     for r in regressions
                 )
             )
+        yield _child(case)
+    yield "\n</testsuite>\n"
 
-    suite.set("tests", str(tests))
-    suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    suite.set("skipped", "0")
-    ET.indent(suite)
-    data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
-    return data + b"\n"
+
+def _child(element: ET.Element) -> str:
+    """A child of `<testsuite>` as `ET.indent` lays it out inside the whole tree."""
+    ET.indent(element, level=1)
+    return "\n  " + ET.tostring(element, encoding="unicode")

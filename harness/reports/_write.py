@@ -20,7 +20,7 @@ from harness._trace_store import StoredTraces
 from harness._trace_store import trace_filenames as trace_filenames
 from harness.reports._html import html_chunks
 from harness.reports._json import json_report_chunks
-from harness.reports._junit import render_junit
+from harness.reports._junit import junit_chunks
 from harness.reports._markdown import render_markdown
 
 TRACES_DIR = "traces"
@@ -56,7 +56,7 @@ def write_reports(
             stale.unlink()
 
     paths = {
-        "junit.xml": _write(report_dir / "junit.xml", render_junit(result)),
+        "junit.xml": _write_chunks(report_dir / "junit.xml", junit_chunks(result)),
         "summary.md": _write(report_dir / "summary.md", _encode(render_markdown(result))),
         "report.html": _write_chunks(report_dir / "report.html", html_chunks(result)),
     }

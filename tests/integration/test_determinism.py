@@ -16,8 +16,8 @@ import pytest
 
 from governance import canonical_json
 from harness._baseline import load_baseline, load_baseline_traces
-from harness._runner import ProviderChoice
 from harness._scenario_load import LoadedScenario
+from harness._scenario_runner import ProviderChoice
 from harness._suite import load_checked_suite, run_checked_suite
 from harness._trace import Trace
 

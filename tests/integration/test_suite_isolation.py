@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._runner import ProviderChoice, run_scenario
+from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, run_checked_suite
 from harness._suite_cache import SuiteCache
 from harness._trace import Trace

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, run_checked_suite
 from harness._trace import Trace
 from harness._trace_store import StoredTraces
@@ -96,3 +96,32 @@ def test_a_checked_suite_keeps_its_scenarios_packed_and_they_read_back_equal() -
     assert all(item.lines.keys() <= {("id",)} for item in packed)
     assert [item.scenario for item in packed] == [item.scenario for item in models]
     assert [item.line for item in packed] == [item.line for item in models]
+
+
+def test_scoring_and_every_report_parse_each_streamed_trace_at_most_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once to score (checks, coverage and inputs in one pass), once to render it in the HTML
+    # report; every other report reads what the store kept as each trace was written.
+    scenarios = load_checked_suite(_suite())
+    run = run_checked_suite(
+        scenarios, provider=ProviderChoice(), run_id="run-reads", trace_dir=tmp_path / "traces"
+    )
+    reads: list[str] = []
+    load, get = StoredTraces._load, StoredTraces.get
+
+    def counted_load(self: StoredTraces, scenario_id: str) -> Trace:
+        reads.append(scenario_id)
+        return load(self, scenario_id)
+
+    def counted_get(self: StoredTraces, scenario_id: str) -> Trace | None:
+        reads.append(scenario_id)
+        return get(self, scenario_id)
+
+    monkeypatch.setattr(StoredTraces, "_load", counted_load)
+    monkeypatch.setattr(StoredTraces, "get", counted_get)
+    result = assemble(run.run_id, run.scenarios, run.traces)
+    write_reports(result, tmp_path)
+    ids = [s.scenario.id for s in scenarios]
+    assert sorted(set(reads)) == sorted(ids)
+    assert max(reads.count(sid) for sid in ids) == 2

@@ -40,7 +40,7 @@ HEAVY_PACKAGES = {
 HEAVY_MODULES = {
     "harness.reports",
     "harness.reports._html",
-    "harness._runner",
+    "harness._scenario_runner",
     "harness._loop",
     "harness._suite",
     "harness._baseline",
@@ -259,3 +259,20 @@ def test_the_spawn_probe_sees_a_check_that_starts_an_mcp_server(tmp_path: Path) 
     assert "mcp" in modules
     assert "proctor mcp pin --config" in stderr
     assert code in (codes.OK, codes.INVALID_SUITE)
+
+
+def test_a_replay_run_without_a_baseline_loads_no_trace_diff_library(tmp_path: Path) -> None:
+    # deepdiff (and numpy under it) is only for showing a drifted scenario's trace diff.
+    suite = tmp_path / "cold.yaml"
+    suite.write_text(SCENARIO, encoding="utf-8")
+    code, modules = _loaded_after(
+        tmp_path,
+        "run",
+        "--no-baseline",
+        "--scenarios",
+        str(suite),
+        "--report-dir",
+        str(tmp_path / "out"),
+    )
+    assert code == codes.OK
+    assert sorted(m for m in modules if m.split(".")[0] in {"deepdiff", "numpy"}) == []

@@ -309,7 +309,7 @@ def test_score_rescores_the_stored_traces_without_running_anything(
     def no_running(*args: object, **kwargs: object) -> None:
         raise AssertionError("score must not run a scenario")
 
-    monkeypatch.setattr("harness._runner.run_scenario", no_running)
+    monkeypatch.setattr("harness._scenario_runner.run_scenario", no_running)
     monkeypatch.setattr("harness._suite.run_suite", no_running)
     clean = proctor("score", "rep")
     assert clean.exit_code == 0, clean.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness._coverage import PolicyCoverage
-from harness._runner import ProviderChoice, run_scenario
+from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, measure_coverage
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"

@@ -38,3 +38,15 @@ def test_a_lazy_list_is_written_like_a_list_and_produced_only_when_written() -> 
     plain = {"b": [{"n": n, "text": "é<>"} for n in range(3)], "a": [], "c": []}
     assert "".join(chunks) == json.dumps(plain, sort_keys=True, indent=2, ensure_ascii=False)
     assert produced == [0, 1, 2]
+
+
+@given(st.lists(_VALUES, max_size=4), st.integers(0, 3))
+def test_a_lazy_lists_items_nested_at_any_depth_are_written_as_json_dumps_writes_them(
+    items: list[Any], depth: int
+) -> None:
+    lazy: Any = Lazy(lambda: iter(items))
+    plain: Any = items
+    for n in range(depth):
+        lazy, plain = {f"k{n}": lazy, "z": [1]}, {f"k{n}": plain, "z": [1]}
+    expected = json.dumps(plain, sort_keys=True, indent=2, ensure_ascii=False)
+    assert "".join(json_chunks(lazy)) == expected

@@ -101,3 +101,25 @@ def test_a_gate_without_regressions_is_a_passing_gate_testcase() -> None:
     suite = _suite(result)
     assert suite.get("tests") == "2" and suite.get("failures") == "0"
     assert _cases(suite)["gate"].find("failure") is None
+
+
+def test_the_streamed_document_is_byte_for_byte_what_elementtree_writes_for_the_tree() -> None:
+    for result in (sample_result(), clean_result()):
+        data = render_junit(result)
+        tree = ET.fromstring(data)
+        for element in tree.iter():  # drop the layout, then let ElementTree lay it out again
+            if len(element):
+                element.text = None
+            element.tail = None
+        ET.indent(tree)
+        assert data == ET.tostring(tree, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def test_junit_xml_is_written_in_pieces_not_as_one_document(tmp_path: Path) -> None:
+    # The file is written from the chunk stream: no element tree of the whole suite is built.
+    from harness.reports import _junit
+
+    chunks = list(_junit.junit_chunks(sample_result()))
+    assert len(chunks) == 2 + 3 + 1 + 1  # head, properties, 3 scenarios, gate, tail
+    write_reports(sample_result(), tmp_path)
+    assert (tmp_path / "junit.xml").read_bytes() == "".join(chunks).encode("utf-8")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
-import json
 import multiprocessing
 import shutil
 import threading
@@ -363,4 +362,4 @@ def _traces(
         # A chunk per task keeps the round trips down; results still come back in order.
         chunk = max(1, min(32, len(work) // (jobs * 8)))
         for raw in pool.map(_run_one, work, chunksize=chunk):
-            yield Trace.model_validate(json.loads(raw))
+            yield Trace.model_validate_json(raw)
