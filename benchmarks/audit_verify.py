@@ -26,8 +26,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from governance._audit import KEY_ENV, AuditLog
-from governance._clock import ManualClock
+from governance.core import ManualClock
+from governance.stores import KEY_ENV, AuditLog
 
 TARGET = 200_000  # events/s, issue 11
 KEY = "bench-audit-key"

@@ -13,9 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from governance._local_tools import ToolExecutionError
-from governance.tools import Workspace
-from governance.tools._readonly_sql import run_read_only_query
+from governance.tools import ToolExecutionError, Workspace, run_read_only_query
 
 QUERIES = {
     "normal SELECT (8 orders)": "SELECT * FROM orders ORDER BY total DESC",

@@ -21,14 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from governance import PolicyContext, Principal, ToolCall, ToolRegistry
-from governance._audit import AuditLog
-from governance._firewall import Firewall, StaticPolicy
-from governance._local_tools import LocalToolSource, local_tool
-from governance._policy_eval import evaluate
-from governance._policy_load import load_policy
-from governance._sqlite import MEMORY, Durability
-from governance.tools import builtin_tools
+from governance import Firewall, PolicyContext, Principal, StaticPolicy, ToolCall, ToolRegistry
+from governance.policy import evaluate, load_policy
+from governance.stores import MEMORY, AuditLog, Durability
+from governance.tools import LocalToolSource, builtin_tools, local_tool
 from harness.cli._options import shipped_policy_path
 
 NOOP_POLICY = """\

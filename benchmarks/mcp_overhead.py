@@ -17,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from governance import Principal, ToolCall
-from governance._gateway import Gateway
+from governance import Gateway, Principal, ToolCall
 
 CONFIG = """\
 version: 1

@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from governance import PolicyContext, Principal, ToolCall, ToolDescriptor, parse_policy
-from governance._policy_compile import Policy
-from governance._policy_eval import evaluate
+from governance.policy import Policy, evaluate
 
 SIZES = (10, 100, 1000)
 PEER_SIZE = 100

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from governance._policy_load import PolicyFile
+from governance.policy import PolicyFile
 from harness.cli._options import shipped_policy_path
 
 

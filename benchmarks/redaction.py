@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from governance._redaction import redact_text
+from governance.screening import redact_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the corpus lives under tests/
 from tests.unit.governance.redaction_corpus.presentations import (  # noqa: E402

@@ -7,44 +7,48 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from governance._approval_flow import EditRefused
-    from governance._approvals import (
-        ApprovalConflict,
-        ApprovalError,
-        ApprovalNotFound,
-        ApprovalRequest,
-        ApprovalStatus,
-        ApprovalStore,
-        ApprovalStoreError,
-        SelfApprovalError,
+    from governance._firewall import (
+        Firewall,
+        LifecycleEvent,
+        StaticPolicy,
     )
-    from governance._arguments import (
+    from governance._gateway import (
+        DEFAULT_STATE_DIR,
+        Gateway,
+        McpSourceView,
+    )
+    from governance._mcp_server import (
+        McpServerError,
+        build_mcp_server,
+        describe_tools,
+        is_loopback,
+        serve_http,
+        serve_stdio,
+    )
+    from governance.arguments._paths import (
+        PathRefused,
+        canonical_path,
+    )
+    from governance.arguments._schemas import (
+        SchemaRefused,
+        local_validator,
+    )
+    from governance.arguments._snapshot import (
         ArgumentRefused,
         PreparedArguments,
         prepare_arguments,
     )
-    from governance._audit import AuditEvent, AuditLog
-    from governance._audit_chain import ChainVerdict
-    from governance._budgets import (
-        Budget,
-        BudgetDenial,
-        BudgetReservation,
-        BudgetReset,
-        BudgetResetRefused,
-        BudgetStatus,
-        BudgetStore,
-        BudgetStoreError,
-    )
-    from governance._canonical import (
+    from governance.core._canonical import (
         canonical_json,
         digest,
         keyed_digest,
     )
-    from governance._clock import (
+    from governance.core._clock import (
         Clock,
         ManualClock,
         SystemClock,
     )
-    from governance._contracts import (
+    from governance.core._contracts import (
         ActionType,
         Decision,
         Effect,
@@ -60,7 +64,7 @@ if TYPE_CHECKING:
         ToolSource,
         effective_impact,
     )
-    from governance._errors import (
+    from governance.core._errors import (
         AuditWriteError,
         ConfigError,
         GovernanceError,
@@ -68,66 +72,52 @@ if TYPE_CHECKING:
         RegistryError,
         ToolInputError,
     )
-    from governance._firewall import (
-        Firewall,
-        LifecycleEvent,
-        StaticPolicy,
+    from governance.mcp._client import (
+        McpToolSource,
+        open_mcp_sources,
     )
-    from governance._gateway import (
-        Gateway,
-        McpSourceView,
-    )
-    from governance._local_tools import (
-        LocalTool,
-        LocalToolSource,
-        ToolExecutionError,
-        local_tool,
-    )
-    from governance._mcp_config import (
+    from governance.mcp._config import (
         McpConfig,
         McpConfigError,
         load_mcp_config,
     )
-    from governance._mcp_pins import (
+    from governance.mcp._pins import (
         McpLockError,
         PinSet,
         load_pins,
         locked_sources,
         write_pins,
     )
-    from governance._mcp_server import build_mcp_server
-    from governance._mcp_source import (
-        McpToolSource,
-        open_mcp_sources,
-    )
-    from governance._mcp_text import neutralise_description
-    from governance._paths import (
-        PathRefused,
-        canonical_path,
-    )
-    from governance._policy_compile import Policy
-    from governance._policy_eval import (
+    from governance.mcp._text import neutralise_description
+    from governance.policy._compile import Policy
+    from governance.policy._eval import (
         Explanation,
         evaluate,
         explain,
     )
-    from governance._policy_load import (
+    from governance.policy._load import (
         PolicyFile,
         load_policy,
         parse_policy,
     )
-    from governance._policy_model import policy_json_schema
-    from governance._redaction import (
+    from governance.policy._model import policy_json_schema
+    from governance.screening._redaction import (
         REDACTED,
         redact,
     )
-    from governance._registry import ToolRegistry
-    from governance._schemas import (
-        SchemaRefused,
-        local_validator,
+    from governance.stores._approvals import (
+        ApprovalConflict,
+        ApprovalError,
+        ApprovalNotFound,
+        ApprovalRequest,
+        ApprovalStatus,
+        ApprovalStore,
+        ApprovalStoreError,
+        SelfApprovalError,
     )
-    from governance._sqlite import Durability
-    from governance._stores import (
+    from governance.stores._audit import AuditEvent, AuditLog
+    from governance.stores._audit_chain import ChainVerdict
+    from governance.stores._backends import (
         ApprovalBackend,
         AuditBackend,
         BudgetBackend,
@@ -135,102 +125,126 @@ if TYPE_CHECKING:
         StoreUrlError,
         parse_store_url,
     )
+    from governance.stores._budgets import (
+        Budget,
+        BudgetDenial,
+        BudgetReservation,
+        BudgetReset,
+        BudgetResetRefused,
+        BudgetStatus,
+        BudgetStore,
+        BudgetStoreError,
+    )
+    from governance.stores._sqlite import Durability
+    from governance.tools._local import (
+        LocalTool,
+        LocalToolSource,
+        ToolExecutionError,
+        local_tool,
+    )
+    from governance.tools._registry import ToolRegistry
 
 # Each name loads its module on first use (PEP 562), so `import governance` and
 # `from governance import ConfigError` cost only what they touch: the CLI's cold paths
 # (`proctor --help`, `check`, `policy ...`) never pay for the stores, the firewall or the MCP SDK.
 _EXPORTS = {
-    "ApprovalConflict": "governance._approvals",
-    "ApprovalError": "governance._approvals",
-    "ApprovalNotFound": "governance._approvals",
-    "ApprovalRequest": "governance._approvals",
-    "ApprovalStatus": "governance._approvals",
-    "ApprovalStore": "governance._approvals",
-    "ApprovalStoreError": "governance._approvals",
-    "SelfApprovalError": "governance._approvals",
-    "ArgumentRefused": "governance._arguments",
-    "PreparedArguments": "governance._arguments",
-    "prepare_arguments": "governance._arguments",
-    "AuditEvent": "governance._audit",
-    "AuditLog": "governance._audit",
-    "ChainVerdict": "governance._audit_chain",
-    "Budget": "governance._budgets",
-    "BudgetDenial": "governance._budgets",
-    "BudgetReservation": "governance._budgets",
-    "BudgetReset": "governance._budgets",
-    "BudgetResetRefused": "governance._budgets",
-    "BudgetStatus": "governance._budgets",
-    "BudgetStore": "governance._budgets",
-    "BudgetStoreError": "governance._budgets",
-    "canonical_json": "governance._canonical",
-    "digest": "governance._canonical",
-    "keyed_digest": "governance._canonical",
-    "Clock": "governance._clock",
-    "ManualClock": "governance._clock",
-    "SystemClock": "governance._clock",
-    "ActionType": "governance._contracts",
-    "Decision": "governance._contracts",
-    "Effect": "governance._contracts",
-    "Impact": "governance._contracts",
-    "Outcome": "governance._contracts",
-    "PolicyContext": "governance._contracts",
-    "Principal": "governance._contracts",
-    "Risk": "governance._contracts",
-    "RunUsage": "governance._contracts",
-    "ToolCall": "governance._contracts",
-    "ToolDescriptor": "governance._contracts",
-    "ToolResult": "governance._contracts",
-    "ToolSource": "governance._contracts",
-    "effective_impact": "governance._contracts",
-    "AuditWriteError": "governance._errors",
-    "ConfigError": "governance._errors",
-    "GovernanceError": "governance._errors",
-    "PolicyError": "governance._errors",
-    "RegistryError": "governance._errors",
-    "ToolInputError": "governance._errors",
+    "McpServerError": "governance._mcp_server",
+    "describe_tools": "governance._mcp_server",
+    "is_loopback": "governance._mcp_server",
+    "serve_http": "governance._mcp_server",
+    "serve_stdio": "governance._mcp_server",
+    "DEFAULT_STATE_DIR": "governance._gateway",
+    "ApprovalConflict": "governance.stores._approvals",
+    "ApprovalError": "governance.stores._approvals",
+    "ApprovalNotFound": "governance.stores._approvals",
+    "ApprovalRequest": "governance.stores._approvals",
+    "ApprovalStatus": "governance.stores._approvals",
+    "ApprovalStore": "governance.stores._approvals",
+    "ApprovalStoreError": "governance.stores._approvals",
+    "SelfApprovalError": "governance.stores._approvals",
+    "ArgumentRefused": "governance.arguments._snapshot",
+    "PreparedArguments": "governance.arguments._snapshot",
+    "prepare_arguments": "governance.arguments._snapshot",
+    "AuditEvent": "governance.stores._audit",
+    "AuditLog": "governance.stores._audit",
+    "ChainVerdict": "governance.stores._audit_chain",
+    "Budget": "governance.stores._budgets",
+    "BudgetDenial": "governance.stores._budgets",
+    "BudgetReservation": "governance.stores._budgets",
+    "BudgetReset": "governance.stores._budgets",
+    "BudgetResetRefused": "governance.stores._budgets",
+    "BudgetStatus": "governance.stores._budgets",
+    "BudgetStore": "governance.stores._budgets",
+    "BudgetStoreError": "governance.stores._budgets",
+    "canonical_json": "governance.core._canonical",
+    "digest": "governance.core._canonical",
+    "keyed_digest": "governance.core._canonical",
+    "Clock": "governance.core._clock",
+    "ManualClock": "governance.core._clock",
+    "SystemClock": "governance.core._clock",
+    "ActionType": "governance.core._contracts",
+    "Decision": "governance.core._contracts",
+    "Effect": "governance.core._contracts",
+    "Impact": "governance.core._contracts",
+    "Outcome": "governance.core._contracts",
+    "PolicyContext": "governance.core._contracts",
+    "Principal": "governance.core._contracts",
+    "Risk": "governance.core._contracts",
+    "RunUsage": "governance.core._contracts",
+    "ToolCall": "governance.core._contracts",
+    "ToolDescriptor": "governance.core._contracts",
+    "ToolResult": "governance.core._contracts",
+    "ToolSource": "governance.core._contracts",
+    "effective_impact": "governance.core._contracts",
+    "AuditWriteError": "governance.core._errors",
+    "ConfigError": "governance.core._errors",
+    "GovernanceError": "governance.core._errors",
+    "PolicyError": "governance.core._errors",
+    "RegistryError": "governance.core._errors",
+    "ToolInputError": "governance.core._errors",
     "EditRefused": "governance._approval_flow",
     "Firewall": "governance._firewall",
     "LifecycleEvent": "governance._firewall",
     "StaticPolicy": "governance._firewall",
     "Gateway": "governance._gateway",
     "McpSourceView": "governance._gateway",
-    "LocalTool": "governance._local_tools",
-    "LocalToolSource": "governance._local_tools",
-    "ToolExecutionError": "governance._local_tools",
-    "local_tool": "governance._local_tools",
-    "McpConfig": "governance._mcp_config",
-    "McpConfigError": "governance._mcp_config",
-    "load_mcp_config": "governance._mcp_config",
-    "McpLockError": "governance._mcp_pins",
-    "PinSet": "governance._mcp_pins",
-    "load_pins": "governance._mcp_pins",
-    "locked_sources": "governance._mcp_pins",
-    "write_pins": "governance._mcp_pins",
-    "neutralise_description": "governance._mcp_text",
-    "PathRefused": "governance._paths",
-    "canonical_path": "governance._paths",
-    "Explanation": "governance._policy_eval",
-    "Policy": "governance._policy_compile",
-    "evaluate": "governance._policy_eval",
-    "explain": "governance._policy_eval",
-    "PolicyFile": "governance._policy_load",
-    "load_policy": "governance._policy_load",
-    "parse_policy": "governance._policy_load",
-    "policy_json_schema": "governance._policy_model",
-    "REDACTED": "governance._redaction",
-    "redact": "governance._redaction",
-    "ToolRegistry": "governance._registry",
-    "SchemaRefused": "governance._schemas",
-    "local_validator": "governance._schemas",
-    "Durability": "governance._sqlite",
-    "ApprovalBackend": "governance._stores",
-    "AuditBackend": "governance._stores",
-    "BudgetBackend": "governance._stores",
-    "StoreSpec": "governance._stores",
-    "StoreUrlError": "governance._stores",
-    "parse_store_url": "governance._stores",
-    "McpToolSource": "governance._mcp_source",
-    "open_mcp_sources": "governance._mcp_source",
+    "LocalTool": "governance.tools._local",
+    "LocalToolSource": "governance.tools._local",
+    "ToolExecutionError": "governance.tools._local",
+    "local_tool": "governance.tools._local",
+    "McpConfig": "governance.mcp._config",
+    "McpConfigError": "governance.mcp._config",
+    "load_mcp_config": "governance.mcp._config",
+    "McpLockError": "governance.mcp._pins",
+    "PinSet": "governance.mcp._pins",
+    "load_pins": "governance.mcp._pins",
+    "locked_sources": "governance.mcp._pins",
+    "write_pins": "governance.mcp._pins",
+    "neutralise_description": "governance.mcp._text",
+    "PathRefused": "governance.arguments._paths",
+    "canonical_path": "governance.arguments._paths",
+    "Explanation": "governance.policy._eval",
+    "Policy": "governance.policy._compile",
+    "evaluate": "governance.policy._eval",
+    "explain": "governance.policy._eval",
+    "PolicyFile": "governance.policy._load",
+    "load_policy": "governance.policy._load",
+    "parse_policy": "governance.policy._load",
+    "policy_json_schema": "governance.policy._model",
+    "REDACTED": "governance.screening._redaction",
+    "redact": "governance.screening._redaction",
+    "ToolRegistry": "governance.tools._registry",
+    "SchemaRefused": "governance.arguments._schemas",
+    "local_validator": "governance.arguments._schemas",
+    "Durability": "governance.stores._sqlite",
+    "ApprovalBackend": "governance.stores._backends",
+    "AuditBackend": "governance.stores._backends",
+    "BudgetBackend": "governance.stores._backends",
+    "StoreSpec": "governance.stores._backends",
+    "StoreUrlError": "governance.stores._backends",
+    "parse_store_url": "governance.stores._backends",
+    "McpToolSource": "governance.mcp._client",
+    "open_mcp_sources": "governance.mcp._client",
     "build_mcp_server": "governance._mcp_server",
 }
 
@@ -249,6 +263,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "McpServerError",
+    "describe_tools",
+    "is_loopback",
+    "serve_http",
+    "serve_stdio",
+    "DEFAULT_STATE_DIR",
     "ApprovalBackend",
     "AuditBackend",
     "BudgetBackend",

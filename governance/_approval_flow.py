@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from governance._approvals import ApprovalError, ApprovalRequest, ApprovalStoreError
-from governance._arguments import ArgumentRefused, PreparedArguments, prepare_arguments
-from governance._budgets import BudgetReservation
 from governance._call_results import Attempt, decision_record, failure, refusal
-from governance._contracts import (
+from governance.arguments._schemas import SchemaRefused
+from governance.arguments._snapshot import ArgumentRefused, PreparedArguments, prepare_arguments
+from governance.core._contracts import (
     Decision,
     Principal,
     RunUsage,
@@ -26,11 +25,12 @@ from governance._contracts import (
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import GovernanceError
-from governance._policy_compile import Policy
-from governance._registry import ToolRegistry
-from governance._schemas import SchemaRefused
-from governance._stores import ApprovalBackend
+from governance.core._errors import GovernanceError
+from governance.policy._compile import Policy
+from governance.stores._approvals import ApprovalError, ApprovalRequest, ApprovalStoreError
+from governance.stores._backends import ApprovalBackend
+from governance.stores._budgets import BudgetReservation
+from governance.tools._registry import ToolRegistry
 
 HELD_MESSAGE = "held for human approval; nothing was executed"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from governance._contracts import Decision, Outcome, ToolCall, ToolResult
-from governance._errors import AuditWriteError
+from governance.core._contracts import Decision, Outcome, ToolCall, ToolResult
+from governance.core._errors import AuditWriteError
 
 
 @dataclass(slots=True)

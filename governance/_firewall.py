@@ -21,15 +21,6 @@ from typing import Any, Protocol
 from jsonschema import Draft202012Validator
 
 from governance._approval_flow import ApprovalFlow
-from governance._approvals import ApprovalRequest
-from governance._arguments import (
-    ArgumentRefused,
-    PreparedArguments,
-    prepare_arguments,
-    prepare_snapshot,
-    snapshot_arguments,
-)
-from governance._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
 from governance._call_results import (
     Attempt,
     AuditFailed,
@@ -38,8 +29,16 @@ from governance._call_results import (
     refusal,
     rejected,
 )
-from governance._canonical import digest
-from governance._contracts import (
+from governance.arguments._schemas import SchemaRefused, first_problem, local_validator
+from governance.arguments._snapshot import (
+    ArgumentRefused,
+    PreparedArguments,
+    prepare_arguments,
+    prepare_snapshot,
+    snapshot_arguments,
+)
+from governance.core._canonical import digest
+from governance.core._contracts import (
     Decision,
     PolicyContext,
     RunUsage,
@@ -47,14 +46,15 @@ from governance._contracts import (
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import AuditWriteError
-from governance._guardrails import findings, untrusted_text
-from governance._output_screen import OutputPolicy, screen_secrets
-from governance._policy_compile import Policy
-from governance._policy_eval import evaluate, explain
-from governance._registry import ToolRegistry
-from governance._schemas import SchemaRefused, first_problem, local_validator
-from governance._stores import ApprovalBackend, BudgetBackend
+from governance.core._errors import AuditWriteError
+from governance.policy._compile import Policy
+from governance.policy._eval import evaluate, explain
+from governance.screening._injection import findings, untrusted_text
+from governance.screening._output_secrets import OutputPolicy, screen_secrets
+from governance.stores._approvals import ApprovalRequest
+from governance.stores._backends import ApprovalBackend, BudgetBackend
+from governance.stores._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
+from governance.tools._registry import ToolRegistry
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
 
@@ -112,7 +112,7 @@ class AuditSink(Protocol):
     """Where the write-ahead record goes. `append` raises AuditWriteError when it cannot write.
 
     A sink that also has `append_many(run_id, [(kind, data), ...])` (all or nothing, one
-    transaction: see governance._stores.AuditBackend) gets each call's batch in one write.
+    transaction: see governance.stores._backends.AuditBackend) gets each call's batch in one write.
     """
 
     def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> Any: ...

@@ -7,7 +7,7 @@ Layout of the state directory (default `.proctor/`):
     budgets.sqlite     the destructive-action ledger and its reset watermarks
     workspace/         the built-in tools' sandbox and business database
 
-`store` picks where approvals, budgets and the audit log live (governance._stores): `sqlite`
+`store` picks where approvals, budgets and the audit log live (governance.stores): `sqlite`
 (the files above, default), `sqlite:///<dir>[?durability=os]` (the files in another directory)
 or `memory:` (ephemeral: nothing on disk, no fsync; for scenario runs). `durability` is the file
 stores' mode: `fsync` (default) or `os` (survives a killed process, not a power loss).
@@ -19,34 +19,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from governance._approval_recovery import InDoubt, reconcile_with_audit
-from governance._approvals import ApprovalStore
-from governance._audit import AuditLog
-from governance._budgets import BudgetStore
-from governance._clock import Clock, SystemClock
-from governance._closing import Closing
-from governance._contracts import ToolSource
 from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall, PolicySource, StaticPolicy
-from governance._mcp_config import load_mcp_config
-from governance._mcp_pins import load_pins
-from governance._policy_compile import Policy
-from governance._policy_load import PolicyFile
-from governance._registry import ToolRegistry
-from governance._sealing import key_from_env as approvals_key_from_env
-from governance._sqlite import Durability
-from governance._stores import (
+from governance.core._clock import Clock, SystemClock
+from governance.core._closing import Closing
+from governance.core._contracts import ToolSource
+from governance.mcp._config import load_mcp_config
+from governance.mcp._pins import load_pins
+from governance.policy._compile import Policy
+from governance.policy._load import PolicyFile
+from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
+from governance.stores._approvals import ApprovalStore
+from governance.stores._audit import AuditLog
+from governance.stores._backends import (
     ApprovalBackend,
     AuditBackend,
     BudgetBackend,
     StoreSpec,
     parse_store_url,
 )
+from governance.stores._budgets import BudgetStore
+from governance.stores._sealing import key_from_env as approvals_key_from_env
+from governance.stores._sqlite import Durability
 from governance.tools import builtin_tools
+from governance.tools._registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from governance._mcp_config import McpServerSpec
-    from governance._mcp_mapping import McpToolDefinition
-    from governance._mcp_source import McpToolSource, SourceStatus
+    from governance.mcp._client import McpToolSource, SourceStatus
+    from governance.mcp._config import McpServerSpec
+    from governance.mcp._mapping import McpToolDefinition
 
 DEFAULT_STATE_DIR = Path(".proctor")
 
@@ -108,7 +108,7 @@ class Gateway(Closing):
         all_sources.extend(sources)
         if mcp is not None:
             # Imported here: the MCP SDK costs half a second, and most gateways never need it.
-            from governance._mcp_source import open_mcp_sources
+            from governance.mcp._client import open_mcp_sources
 
             self._mcp_sources = open_mcp_sources(mcp, mcp_pins)
             all_sources.extend(self._mcp_sources)

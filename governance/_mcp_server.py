@@ -47,17 +47,17 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from governance._approvals import ApprovalError
-from governance._contracts import (
+from governance._gateway import Gateway
+from governance.core._contracts import (
     PolicyContext,
     Principal,
     ToolCall,
     ToolDescriptor,
     ToolResult,
 )
-from governance._errors import GovernanceError, PolicyError, RegistryError
-from governance._gateway import Gateway
-from governance._policy_compile import Policy
+from governance.core._errors import GovernanceError, PolicyError, RegistryError
+from governance.policy._compile import Policy
+from governance.stores._approvals import ApprovalError
 
 logger = logging.getLogger(__name__)
 

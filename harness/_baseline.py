@@ -19,10 +19,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from governance._config_problems import first_and_rest, pydantic_message
-from governance._config_text import decode_text, read_capped
-from governance._json_lines import JsonDocument, load_json
-from governance._schema_files import render_json, schema_document, write_atomic
+from governance.config import (
+    JsonDocument,
+    decode_text,
+    first_and_rest,
+    load_json,
+    pydantic_message,
+    read_capped,
+    render_json,
+    schema_document,
+    write_atomic,
+)
 from harness._errors import BaselineError, HarnessError
 from harness._results import MetricResult
 from harness._scenario import ID_PATTERN

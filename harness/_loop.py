@@ -25,8 +25,7 @@ from governance import (
     digest,
     redact,
 )
-from governance._guardrails import findings, screen_request
-from governance._redaction import redact_text
+from governance.screening import findings, redact_text, screen_request
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,

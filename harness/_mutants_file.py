@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from governance._yaml_lines import decode_text, load_yaml_with_lines
+from governance.config import decode_text, load_yaml_with_lines
 from harness._errors import ScenarioError
 
 DEFAULT_MUTANTS_FILE = (

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from governance._policy_model import MAX_BUDGET_LIMIT
+from governance.policy import MAX_BUDGET_LIMIT
 
 WIDEN_FACTOR = 1000
 _WEAKER_EFFECT = {"block": "require_approval", "require_approval": "allow"}

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from governance import ConfigError, Policy, SchemaRefused, ToolRegistry, local_validator
-from governance._redaction import redact_text
-from governance._yaml_lines import Loc, format_loc
+from governance.config import Loc, format_loc
+from governance.screening import redact_text
 from harness._scenario import BlockExpectation, Scenario
 from harness._scenario_load import LoadedScenario
 from harness.providers._replay import ScriptedBranch, ScriptedCall, ScriptStep

@@ -26,9 +26,16 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governance import digest
-from governance._config_text import read_capped
-from governance._schema_files import render_json, schema_document, write_atomic
-from governance._yaml_lines import Loc, decode_text, format_loc, load_yaml_with_lines
+from governance.config import (
+    Loc,
+    decode_text,
+    format_loc,
+    load_yaml_with_lines,
+    read_capped,
+    render_json,
+    schema_document,
+    write_atomic,
+)
 from harness._errors import ScenarioError
 from harness._scenario import Scenario, ScenarioFile
 

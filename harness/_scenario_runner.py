@@ -23,11 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance import ManualClock, Policy, Principal, ToolCall, canonical_path
-from governance._approval_flow import EditRefused
-from governance._approvals import SelfApprovalError
-from governance._budgets import BudgetResetRefused
-from governance._gateway import Gateway
+from governance import (
+    EditRefused,
+    Gateway,
+    ManualClock,
+    Policy,
+    Principal,
+    ToolCall,
+    canonical_path,
+)
+from governance.stores import BudgetResetRefused, SelfApprovalError
 from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState
 from harness._scenario import Review, Scenario

@@ -22,10 +22,9 @@ from typing import Any, Final, Literal
 import httpx2
 import openai
 
-from governance import AuditEvent, Outcome, Principal
-from governance._clock import Clock
-from governance._gateway import Gateway
-from governance._redaction import redact_text
+from governance import AuditEvent, Gateway, Outcome, Principal
+from governance.core import Clock
+from governance.screening import redact_text
 from governance.tools import SEED_FILES, file_tree, outbox_rows, refund_drafts, tickets
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState, RunStatus, honest_statement

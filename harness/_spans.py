@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from governance import Effect, Outcome, redact
-from governance._redaction import redact_text
+from governance.screening import redact_text
 from harness.providers._base import ProposedCall
 
 

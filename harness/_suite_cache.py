@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from governance import Policy
-from governance._errors import PolicyError
-from governance._local_tools import LocalToolSource
-from governance._policy_load import parse_policy
-from governance._yaml_lines import decode_text
-from governance.tools import Workspace, builtin_tools
+from governance.config import decode_text
+from governance.core import PolicyError
+from governance.policy import parse_policy
+from governance.tools import LocalToolSource, Workspace, builtin_tools
 
 if TYPE_CHECKING:
     from governance import McpToolSource

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
-from governance._contracts import ACTION_TYPES, RISKS
+from governance.core._contracts import ACTION_TYPES, RISKS
 
 
 @st.composite

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from governance._sqlite import MEMORY
+from governance.stores._sqlite import MEMORY
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from governance._local_tools import LocalTool, ToolExecutionError, local_tool
+from governance.tools._local import LocalTool, ToolExecutionError, local_tool
 from governance.tools._readonly_sql import run_read_only_query
 
 # (order_id, customer, email, status, total, placed_on): fixed, so every workspace is identical.

@@ -18,9 +18,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from governance._arguments import KIND_KEYWORD, PATH_KIND
-from governance._local_tools import LocalTool, ToolExecutionError, local_tool
-from governance._paths import PathRefused, canonical_path
+from governance.arguments._paths import PathRefused, canonical_path
+from governance.arguments._snapshot import KIND_KEYWORD, PATH_KIND
+from governance.tools._local import LocalTool, ToolExecutionError, local_tool
 
 MAX_READ_BYTES = 1_000_000
 MAX_WRITE_CHARS = 100_000

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance._local_tools import ToolExecutionError
+from governance.tools._local import ToolExecutionError
 
 
 @dataclass(frozen=True, slots=True)

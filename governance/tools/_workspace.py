@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance._local_tools import LocalToolSource
-from governance._registry import ToolRegistry
 from governance.tools._business import TABLES, business_tools, create_database, table_rows
 from governance.tools._fs import Sandbox, fs_tools, seed_files
+from governance.tools._local import LocalToolSource
+from governance.tools._registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)

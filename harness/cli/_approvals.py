@@ -9,8 +9,8 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from governance._approval_flow import EditRefused
-from governance._approvals import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
+from governance import EditRefused
+from governance.stores import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
 from harness import _exit_codes as codes
 from harness._run_store import RunNotFound, RunStore
 from harness.cli._options import gateway_options, open_gateway

@@ -9,8 +9,7 @@ import click
 from pydantic import ValidationError
 
 from governance import ConfigError, Principal
-from governance._config_text import decode_text, read_capped
-from governance._yaml_lines import data_loc, format_loc, load_yaml_with_lines
+from governance.config import data_loc, decode_text, format_loc, load_yaml_with_lines, read_capped
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop

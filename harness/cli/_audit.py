@@ -12,9 +12,8 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from governance._audit import AuditLog
-from governance._canonical import canonical_json
-from governance._errors import GovernanceError
+from governance.core import GovernanceError, canonical_json
+from governance.stores import AuditLog
 from harness import _exit_codes as codes
 
 AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from governance._budgets import BudgetResetRefused, BudgetScope
+from governance.stores import BudgetResetRefused, BudgetScope
 from harness import _exit_codes as codes
 from harness.cli._options import gateway_options, open_gateway
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from governance import Gateway, Principal, ToolCall
-from governance._audit import AuditLog
+from governance.stores import AuditLog
 from harness.cli._options import shipped_policy_path
 
 DEMO_CALLS = (

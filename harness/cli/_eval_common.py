@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from governance._config_text import decode_text
+from governance.config import decode_text
 from harness._baseline import (
     Baseline,
     acknowledged_changes,

@@ -16,14 +16,19 @@ from typing import TYPE_CHECKING, Any
 import click
 from tabulate import tabulate
 
-from governance._mcp_config import McpConfig, load_mcp_config
-from governance._mcp_mapping import HINTS
-from governance._mcp_pins import PinSet, load_pins, pins_for, write_pins
+from governance.mcp import (
+    HINTS,
+    McpConfig,
+    PinSet,
+    load_mcp_config,
+    load_pins,
+    pins_for,
+    write_pins,
+)
 from harness import _exit_codes as codes
 
 if TYPE_CHECKING:
-    from governance._mcp_mapping import McpToolInfo
-    from governance._mcp_source import McpToolSource
+    from governance.mcp import McpToolInfo, McpToolSource
 
 CONFIG_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _HINT_LABELS = {
@@ -63,7 +68,7 @@ def _lock_option(func: Any) -> Any:
 @contextmanager
 def _started(config: McpConfig, pins: PinSet) -> Iterator[list[McpToolSource]]:
     # Imported here: the MCP SDK is slow to import and only these commands need it.
-    from governance._mcp_source import open_mcp_sources
+    from governance.mcp import open_mcp_sources
 
     sources = open_mcp_sources(config, pins)
     try:

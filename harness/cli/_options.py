@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from governance._gateway import Gateway
+    from governance import Gateway
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +32,7 @@ def gateway_options(func: F) -> F:
     """`--state-dir`, `--policy` and `--mcp-config`, with env fallbacks, on governing commands."""
     # The gateway module (stores, firewall) loads with the commands that open one, not with
     # `check` or `policy`, which share this module for `suite_options`.
-    from governance._gateway import DEFAULT_STATE_DIR
+    from governance import DEFAULT_STATE_DIR
 
     func = click.option(
         "--mcp-config",
@@ -71,7 +71,7 @@ def open_gateway(
     if mcp_config is None:
         ctx = click.get_current_context(silent=True)
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
-    from governance._gateway import Gateway
+    from governance import Gateway
 
     return Gateway(
         state_dir=state_dir,

@@ -23,10 +23,8 @@ from governance import (
     ToolDescriptor,
     digest,
 )
-from governance._arguments import ArgumentRefused, prepare_arguments
-from governance._policy_compile import Policy
-from governance._policy_eval import Explanation, explain
-from governance._policy_load import load_policy
+from governance.arguments import ArgumentRefused, prepare_arguments
+from governance.policy import Explanation, Policy, explain, load_policy
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 

@@ -10,8 +10,7 @@ import click
 from pydantic import ValidationError
 
 from governance import ConfigError
-from governance._config_text import decode_text, read_capped
-from governance._json_lines import JsonDocument, load_json
+from governance.config import JsonDocument, decode_text, load_json, read_capped
 from harness._manifest import MANIFEST_NAME
 from harness._run_verify import StoredRunInvalid, StoredTrace, verify_run
 from harness._scenario_load import load_scenarios

@@ -95,7 +95,7 @@ def serve(
       proctor serve --transport http --port 8765   ->  http://127.0.0.1:8765/mcp
     """
     # Imported here: the MCP server stack costs every other command ~0.4 s of startup.
-    from governance._mcp_server import build_mcp_server, describe_tools, is_loopback
+    from governance import build_mcp_server, describe_tools, is_loopback
 
     if transport == "http" and not is_loopback(host) and not allow_remote:
         raise click.UsageError(
@@ -129,7 +129,7 @@ def serve(
 
 
 def _serve_stdio(server: Any) -> int:
-    from governance._mcp_server import serve_stdio
+    from governance import serve_stdio
 
     _say("serving MCP over stdio (close stdin to stop)")
     try:
@@ -140,7 +140,7 @@ def _serve_stdio(server: Any) -> int:
 
 
 def _serve_http(server: Any, host: str, port: int, allow_hosts: tuple[str, ...]) -> int:
-    from governance._mcp_server import McpServerError, serve_http
+    from governance import McpServerError, serve_http
 
     def announce(url: str) -> None:
         _say(f"serving MCP (Streamable HTTP) at {url}   (Ctrl-C to stop)")

@@ -7,8 +7,7 @@ import json
 import click
 from pydantic import TypeAdapter
 
-from governance import redact
-from governance._gateway import Gateway
+from governance import Gateway, redact
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState
 from harness._run_store import ProviderSpec, RunStore, StoredRun

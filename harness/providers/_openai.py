@@ -20,7 +20,7 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
-from governance._clock import Clock, SystemClock
+from governance.core import Clock, SystemClock
 from harness._errors import ProviderError
 from harness.providers._base import (
     Message,

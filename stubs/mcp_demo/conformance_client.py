@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from governance._contracts import Principal, ToolCall
-from governance._gateway import Gateway
+from governance import Gateway
+from governance.core import Principal, ToolCall
 
 SCENARIO_ENV = "MCP_CONFORMANCE_SCENARIO"
 SERVER = "conformance"

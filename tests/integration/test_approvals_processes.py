@@ -16,9 +16,9 @@ from typing import IO, Any
 
 import pytest
 
-from governance._approvals import ApprovalConflict, ApprovalRequest, ApprovalStore
-from governance._contracts import Principal
-from governance._process import current_process_token, process_is_alive
+from governance.core._contracts import Principal
+from governance.core._process_token import current_process_token, process_is_alive
+from governance.stores._approvals import ApprovalConflict, ApprovalRequest, ApprovalStore
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 RACER = textwrap.dedent(
     """
     import json, sys
-    from governance._approvals import ApprovalConflict, ApprovalStore
+    from governance.stores._approvals import ApprovalConflict, ApprovalStore
     db, role, name, ids = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     with ApprovalStore(db, busy_timeout=30) as store:
         print("ready", flush=True)
@@ -59,9 +59,9 @@ RACER = textwrap.dedent(
 WAITER = textwrap.dedent(
     """
     import sys
-    from governance._approvals import ApprovalStore
-    from governance._contracts import Principal
-    from governance._process import current_process_token
+    from governance.stores._approvals import ApprovalStore
+    from governance.core._contracts import Principal
+    from governance.core._process_token import current_process_token
     token = current_process_token()
     fields = dict(
         run_id="run-child", tool="fs.delete", arguments={"path": "a"},
@@ -251,7 +251,7 @@ CRASHER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from governance._contracts import Principal, ToolCall
+    from governance.core._contracts import Principal, ToolCall
     from governance._gateway import Gateway
     state, policy, freeze_at, stage = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     gw = Gateway(state_dir=state, policy_path=policy)
@@ -286,8 +286,8 @@ def _crash_at(tmp_path: Path, freeze_at: str, stage: str) -> tuple[Path, Path]:
 
 
 def _restart_and_resume(state: Path, policy: Path) -> tuple[list[str], str | None, int]:
-    from governance._contracts import ToolCall
     from governance._gateway import Gateway
+    from governance.core._contracts import ToolCall
     from governance.tools import outbox_rows
 
     with Gateway(state_dir=state, policy_path=policy) as gateway:

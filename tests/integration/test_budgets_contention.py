@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from governance._budgets import Budget, BudgetStore
+from governance.stores._budgets import Budget, BudgetStore
 
 PROCESSES = 4
 THREADS = 4
@@ -26,8 +26,8 @@ LIMIT = 25
 WORKER = textwrap.dedent(
     """
     import json, sys, threading
-    from governance._budgets import Budget, BudgetDenial, BudgetReservation, BudgetStore
-    from governance._contracts import Principal, ToolCall
+    from governance.stores._budgets import Budget, BudgetDenial, BudgetReservation, BudgetStore
+    from governance.core._contracts import Principal, ToolCall
 
     db, proc, threads, attempts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     budgets = [Budget(**spec) for spec in json.loads(sys.argv[5])]
@@ -173,6 +173,6 @@ def test_two_budgets_are_checked_and_charged_together_under_contention(tmp_path:
 
 
 def _any_call(run: str) -> Any:
-    from governance._contracts import Principal, ToolCall
+    from governance.core._contracts import Principal, ToolCall
 
     return ToolCall("probe", "fs.delete", {}, run, Principal("ann", "bot", "ops"))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from governance._approvals import ApprovalStore
-from governance._audit import AuditLog
-from governance._budgets import BudgetStore
+from governance.stores._approvals import ApprovalStore
+from governance.stores._audit import AuditLog
+from governance.stores._budgets import BudgetStore
 from tests.conftest import SHIPPED_POLICY
 
 CHILD = """

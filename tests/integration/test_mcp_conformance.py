@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from governance._audit import AuditLog
+from governance.stores._audit import AuditLog
 from tests.integration import _node
 
 pytestmark = pytest.mark.slow

@@ -23,9 +23,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from governance import ManualClock, Principal, ToolCall
-from governance._canonical import digest
 from governance._gateway import Gateway
 from governance._mcp_server import INSTRUCTIONS, build_mcp_server
+from governance.core._canonical import digest
 from tests.integration import _node
 
 pytestmark = pytest.mark.slow

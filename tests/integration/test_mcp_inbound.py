@@ -19,7 +19,7 @@ import pytest
 
 from governance import ManualClock, Principal, ToolCall
 from governance._gateway import Gateway
-from governance._mcp_pins import PinSet, pins_for, write_pins
+from governance.mcp._pins import PinSet, pins_for, write_pins
 
 pytestmark = pytest.mark.slow
 

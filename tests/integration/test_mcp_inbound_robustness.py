@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from governance import Principal, ToolCall, ToolResult
-from governance._mcp_config import McpServerSpec, ToolMapping, parse_mcp_config
-from governance._mcp_source import McpToolSource, open_mcp_sources
+from governance.mcp._client import McpToolSource, open_mcp_sources
+from governance.mcp._config import McpServerSpec, ToolMapping, parse_mcp_config
 from stubs.mcp_demo import serving_http
 
 pytestmark = pytest.mark.slow

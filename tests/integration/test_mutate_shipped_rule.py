@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from governance._policy_load import load_policy
+from governance.policy._load import load_policy
 from harness._mutate import Mutant, mutants_of
 from harness._mutate_run import _reference, _try_mutant
 from harness._scenario_load import resolve_policy_path

@@ -4,7 +4,7 @@
 
 Keeps the single-character sources (already NFKC- and case-folded) whose target, folded, is
 printable ASCII: the look-alikes that can pass for a Latin-script principal name. The result is
-closed under the identity pipeline, so `governance._identity.skeleton` is idempotent.
+closed under the identity pipeline, so `governance.core._identity.skeleton` is idempotent.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The public surface changes only on purpose: every exported name is pinned here."""
 
+import importlib
+
+import pytest
+
 import governance
-import governance.tools
 import harness.cli
 
 GOVERNANCE_API = """
@@ -19,15 +22,51 @@ GOVERNANCE_API = """
     explain keyed_digest load_mcp_config load_pins load_policy local_tool locked_sources
     neutralise_description open_mcp_sources parse_policy policy_json_schema redact write_pins
     ApprovalBackend AuditBackend BudgetBackend Durability StoreSpec StoreUrlError parse_store_url
+    DEFAULT_STATE_DIR McpServerError describe_tools is_loopback serve_http serve_stdio
 """.split()
+
+# Each governance folder's public names: what code outside governance may import from it.
+FOLDER_API = {
+    "core": """ActionType AuditWriteError Clock ConfigError Decision Effect GovernanceError Impact
+        ManualClock Outcome PolicyContext PolicyError Principal RegistryError Risk RunUsage
+        SystemClock ToolCall ToolDescriptor ToolInputError ToolResult ToolSource canonical_json
+        digest effective_impact keyed_digest""",
+    "config": """JsonDocument Loc data_loc decode_text first_and_rest format_loc load_json
+        load_yaml_with_lines pydantic_message read_capped render_json schema_document
+        write_atomic""",
+    "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaRefused canonical_path
+        local_validator prepare_arguments""",
+    "screening": "REDACTED findings redact redact_text screen_request",
+    "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
+        parse_policy policy_json_schema""",
+    "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError
+        ApprovalNotFound ApprovalRequest ApprovalStatus ApprovalStore ApprovalStoreError
+        AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
+        BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
+        ChainVerdict Durability KEY_ENV MEMORY SelfApprovalError StoreSpec StoreUrlError
+        parse_store_url""",
+    "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
+        Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
+        local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
+    "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
+        load_mcp_config load_pins locked_sources neutralise_description open_mcp_sources
+        pins_for write_pins""",
+}
 
 
 def test_governance_exports_exactly_the_curated_names() -> None:
     assert sorted(governance.__all__) == sorted(GOVERNANCE_API)
 
 
+@pytest.mark.parametrize("folder", sorted(FOLDER_API))
+def test_each_governance_folder_exports_exactly_its_curated_names(folder: str) -> None:
+    module = importlib.import_module(f"governance.{folder}")
+    assert sorted(module.__all__) == sorted(FOLDER_API[folder].split())
+
+
 def test_every_exported_name_exists() -> None:
-    for module in (governance, governance.tools, harness.cli):
+    folders = [importlib.import_module(f"governance.{folder}") for folder in FOLDER_API]
+    for module in (governance, *folders, harness.cli):
         missing = [name for name in module.__all__ if not hasattr(module, name)]
         assert missing == [], f"{module.__name__} exports names it does not define: {missing}"
 
@@ -52,7 +91,16 @@ def test_importing_one_governance_name_loads_only_the_module_that_defines_it() -
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout)
-    assert "governance._errors" in loaded and "governance._canonical" in loaded
-    heavy_modules = ("_firewall", "_gateway", "_approvals", "_budgets", "_audit", "_policy_eval")
-    for heavy in (*heavy_modules, "_policy_compile", "_approval_flow"):
-        assert f"governance.{heavy}" not in loaded
+    assert "governance.core._errors" in loaded and "governance.core._canonical" in loaded
+    for heavy in (
+        "governance._firewall",
+        "governance._gateway",
+        "governance._approval_flow",
+        "governance.stores._approvals",
+        "governance.stores._budgets",
+        "governance.stores._audit",
+        "governance.policy._eval",
+        "governance.policy._compile",
+        "governance.mcp._client",
+    ):
+        assert heavy not in loaded

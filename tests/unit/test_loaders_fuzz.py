@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance import ConfigError, PolicyError
-from governance._mcp_config import McpConfigError, load_mcp_config
-from governance._mcp_pins import McpLockError, load_pins
-from governance._policy_load import PolicyFile, load_policy
+from governance.mcp._config import McpConfigError, load_mcp_config
+from governance.mcp._pins import McpLockError, load_pins
+from governance.policy._load import PolicyFile, load_policy
 from harness._baseline import load_baseline, load_baseline_traces
 from harness._errors import BaselineError, ScenarioError
 from harness._run_verify import StoredRunInvalid

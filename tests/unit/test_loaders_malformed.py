@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from governance import ConfigError, PolicyError
-from governance._config_text import MAX_BYTES, MAX_DEPTH
-from governance._mcp_config import McpConfigError, load_mcp_config
-from governance._mcp_pins import McpLockError, load_pins
-from governance._policy_load import PolicyFile, load_policy, parse_policy
+from governance.config._text import MAX_BYTES, MAX_DEPTH
+from governance.mcp._config import McpConfigError, load_mcp_config
+from governance.mcp._pins import McpLockError, load_pins
+from governance.policy._load import PolicyFile, load_policy, parse_policy
 from harness._baseline import load_baseline, load_baseline_traces
 from harness._errors import BaselineError, ScenarioError
 from harness._scenario_load import load_scenarios

@@ -16,9 +16,9 @@ from governance import (
     ToolRegistry,
     ToolResult,
 )
-from governance._audit import AuditLog
 from governance._firewall import Firewall, LifecycleEvent, StaticPolicy
-from governance._policy_load import PolicyFile, parse_policy
+from governance.policy._load import PolicyFile, parse_policy
+from governance.stores._audit import AuditLog
 
 POLICY = """
 version: 1

@@ -10,8 +10,8 @@ import pytest
 
 from governance import ManualClock, Principal, ToolCall
 from governance._approval_flow import EditRefused
-from governance._approvals import ApprovalConflict, SelfApprovalError
 from governance._gateway import Gateway
+from governance.stores._approvals import ApprovalConflict, SelfApprovalError
 from governance.tools import outbox_rows
 
 POLICY = """

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance import Principal, ToolCall, ToolDescriptor, ToolResult
-from governance._audit import AuditLog
 from governance._firewall import Firewall, LifecycleEvent, StaticPolicy
 from governance._gateway import Gateway
-from governance._local_tools import LocalToolSource
-from governance._paths import canonical_or_none
-from governance._policy_load import load_policy
-from governance._registry import ToolRegistry
+from governance.arguments._paths import canonical_or_none
+from governance.policy._load import load_policy
+from governance.stores._audit import AuditLog
 from governance.tools._fs import Sandbox, fs_tools
+from governance.tools._local import LocalToolSource
+from governance.tools._registry import ToolRegistry
 
 SHIPPED = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 PRINCIPAL = Principal("ann", "bot", "ops")
@@ -182,7 +182,7 @@ rules:
 def test_the_tool_receives_exactly_the_judged_form_and_cannot_change_the_record(
     tmp_path: Path,
 ) -> None:
-    from governance._policy_load import parse_policy
+    from governance.policy._load import parse_policy
 
     source = RecordingSource()
     audit = AuditLog(tmp_path / "audit.sqlite")
@@ -209,7 +209,7 @@ def test_the_tool_receives_exactly_the_judged_form_and_cannot_change_the_record(
 def test_arguments_that_are_not_plain_json_are_refused_and_nothing_runs(
     tmp_path: Path, value: object
 ) -> None:
-    from governance._policy_load import parse_policy
+    from governance.policy._load import parse_policy
 
     source = RecordingSource()
     fw = Firewall(
@@ -225,7 +225,7 @@ def test_arguments_that_are_not_plain_json_are_refused_and_nothing_runs(
 def test_arguments_nested_past_the_limit_are_refused_not_a_recursion_error(
     tmp_path: Path,
 ) -> None:
-    from governance._policy_load import parse_policy
+    from governance.policy._load import parse_policy
 
     deep: Any = "x"
     for _ in range(5000):

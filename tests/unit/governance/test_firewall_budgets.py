@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from governance import ManualClock, Policy, Principal, ToolCall
-from governance._budgets import BudgetResetRefused
 from governance._gateway import Gateway
+from governance.stores._budgets import BudgetResetRefused
 from governance.tools import file_tree
 
 POLICY = """

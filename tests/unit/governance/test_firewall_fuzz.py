@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance import Principal, ToolCall, ToolDescriptor, ToolResult
-from governance._audit import AuditLog
 from governance._firewall import Firewall, StaticPolicy
-from governance._policy_load import PolicyFile, parse_policy
-from governance._registry import ToolRegistry
+from governance.policy._load import PolicyFile, parse_policy
+from governance.stores._audit import AuditLog
+from governance.tools._registry import ToolRegistry
 
 LONG = os.environ.get("PROCTOR_FUZZ") == "long"
 PRINCIPAL = Principal("ann", "bot", "ops")

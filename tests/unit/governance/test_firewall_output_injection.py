@@ -12,9 +12,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from governance import Principal, ToolCall, ToolDescriptor, ToolRegistry, ToolResult
-from governance._audit import AuditLog
 from governance._firewall import LIFECYCLE, RUN_EVENTS, Firewall, StaticPolicy
-from governance._policy_load import parse_policy
+from governance.policy._load import parse_policy
+from governance.stores._audit import AuditLog
 from harness._loop import AgentLoop
 from harness.providers._replay import ReplayProvider, ScriptStep
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from governance._audit import AuditLog
+from governance.stores._audit import AuditLog
 from harness.cli import cli
 
 KEY = "cli-test-key"

@@ -48,12 +48,12 @@ HEAVY_MODULES = {
     "harness.providers._openai",
     "governance._gateway",
     "governance._firewall",
-    "governance._audit",
-    "governance._approvals",
-    "governance._budgets",
-    "governance._mcp_source",
+    "governance.stores._audit",
+    "governance.stores._approvals",
+    "governance.stores._budgets",
+    "governance.mcp._client",
     "governance._mcp_server",
-    "governance._mcp_config",
+    "governance.mcp._config",
     "stubs.openai_stub",
 }
 
@@ -234,7 +234,7 @@ def test_checking_the_shipped_suite_starts_no_process_and_loads_no_mcp_sdk(
     assert code == codes.OK
     assert spawned == []
     assert "note:" not in stderr
-    assert "governance._mcp_source" not in modules
+    assert "governance.mcp._client" not in modules
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES) == []
 
 

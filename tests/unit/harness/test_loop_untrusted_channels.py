@@ -12,10 +12,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from governance import Principal, ToolCall, ToolDescriptor, ToolRegistry, ToolResult
-from governance._audit import AuditLog
 from governance._firewall import Firewall, StaticPolicy
-from governance._mcp_source import result_text
-from governance._policy_load import parse_policy
+from governance.mcp._client import result_text
+from governance.policy._load import parse_policy
+from governance.stores._audit import AuditLog
 from harness._loop import AgentLoop, RunState
 from harness._spans import GuardrailSpan
 from harness.providers._replay import ReplayProvider, ScriptStep

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from governance import PolicyContext, Principal, RunUsage, ToolCall
-from governance._policy_compile import Policy
-from governance._policy_eval import evaluate
-from governance._policy_load import parse_policy
+from governance.policy._compile import Policy
+from governance.policy._eval import evaluate
+from governance.policy._load import parse_policy
 from harness._mutate import Kill, Mutant, kill_of, mutants_of, order_scenarios
 from harness._suite import builtin_registry
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from governance._clock import ManualClock
+from governance.core._clock import ManualClock
 from harness._errors import ProviderError
 from harness.providers._openai import OpenAIProvider
 from harness.providers._settings import ProviderSettings

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from governance import Policy, ToolRegistry
-from governance._policy_load import load_policy
+from governance.policy._load import load_policy
 from governance.tools import builtin_tools
 from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (

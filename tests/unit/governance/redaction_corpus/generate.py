@@ -287,7 +287,7 @@ def _lookalikes(rng: random.Random) -> list[dict[str, str]]:
     ):
         add("prose", line)
     for path in (
-        "/home/ada/projects/proctor/governance/_redaction.py",
+        "/home/ada/projects/proctor/governance/screening/_redaction.py",
         "C:\\Users\\Ada\\Documents\\Quarterly Report 2026.docx",
         "reports/q3/summary-2026-10-01.md",
         "/var/lib/postgresql/16/main/base/16384/2619",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance._redaction import redact, redact_text
+from governance.screening._redaction import redact, redact_text
 
 CORPUS = Path(__file__).resolve().parent / "corpus.json"
 WINDOW = 12

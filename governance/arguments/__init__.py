@@ -1,0 +1,19 @@
+"""A call's arguments in the one form that is judged and executed: plain-JSON snapshot,
+canonical paths, local-only JSON Schemas.
+"""
+
+from __future__ import annotations
+
+from governance.arguments._paths import PathRefused, canonical_path
+from governance.arguments._schemas import SchemaRefused, local_validator
+from governance.arguments._snapshot import ArgumentRefused, PreparedArguments, prepare_arguments
+
+__all__ = [
+    "ArgumentRefused",
+    "PathRefused",
+    "PreparedArguments",
+    "SchemaRefused",
+    "canonical_path",
+    "local_validator",
+    "prepare_arguments",
+]

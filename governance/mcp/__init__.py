@@ -1,0 +1,56 @@
+"""MCP servers as tool sources: config, pins, description hygiene, and the SDK client over
+stdio and Streamable HTTP (the SDK is imported only when a client is opened).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config
+from governance.mcp._mapping import HINTS, McpToolInfo
+from governance.mcp._pins import (
+    McpLockError,
+    PinSet,
+    load_pins,
+    locked_sources,
+    pins_for,
+    write_pins,
+)
+from governance.mcp._text import neutralise_description
+
+if TYPE_CHECKING:
+    from governance.mcp._client import McpToolSource, open_mcp_sources
+
+# The SDK-bound modules load on first use, so reading a config or a lock never imports mcp.
+_LAZY = {
+    "McpToolSource": "governance.mcp._client",
+    "open_mcp_sources": "governance.mcp._client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "HINTS",
+    "McpConfig",
+    "McpConfigError",
+    "McpLockError",
+    "McpToolInfo",
+    "McpToolSource",
+    "PinSet",
+    "load_mcp_config",
+    "load_pins",
+    "locked_sources",
+    "neutralise_description",
+    "open_mcp_sources",
+    "pins_for",
+    "write_pins",
+]

@@ -1,0 +1,22 @@
+"""The policy: its file model, the loader (YAML with lines, hot reload by digest) and the
+compiled, indexed evaluator.
+"""
+
+from __future__ import annotations
+
+from governance.policy._compile import Policy
+from governance.policy._eval import Explanation, evaluate, explain
+from governance.policy._load import PolicyFile, load_policy, parse_policy
+from governance.policy._model import MAX_BUDGET_LIMIT, policy_json_schema
+
+__all__ = [
+    "Explanation",
+    "MAX_BUDGET_LIMIT",
+    "Policy",
+    "PolicyFile",
+    "evaluate",
+    "explain",
+    "load_policy",
+    "parse_policy",
+    "policy_json_schema",
+]

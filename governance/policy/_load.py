@@ -1,0 +1,163 @@
+"""Reading policy files: YAML with line numbers, errors that name file and line, hot reload.
+
+A file that cannot be used is a `PolicyError`; a `PolicyFile` whose file turns bad raises on
+the next `current()` instead of quietly keeping the stale policy (the firewall then blocks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from governance.config._problems import first_and_rest
+from governance.config._yaml_lines import (
+    Loc,
+    data_loc,
+    decode_text,
+    format_loc,
+    load_yaml_with_lines,
+)
+from governance.core._errors import PolicyError
+from governance.policy._compile import Policy, compile_policy
+from governance.policy._model import SCHEMA_PATH, LocatedValueError, PolicyModel
+from governance.policy._model import policy_json_schema as policy_json_schema
+
+
+def _message(error: Mapping[str, Any], shown: Loc) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return (
+            f"unknown key {shown[-1]!r}: remove it or fix its spelling "
+            f"(the schema is governance/data/{SCHEMA_PATH.name})"
+        )
+    if kind == "missing":
+        return f"missing required key {shown[-1]!r}"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")
+
+
+def _validation_error(
+    exc: ValidationError, data: Any, path: str, lines: dict[Loc, int]
+) -> PolicyError:
+    found: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for error in exc.errors(include_url=False):
+        loc: Loc = tuple(error["loc"])
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, LocatedValueError):
+            loc = (*loc, *cause.loc)
+        shown, existing = data_loc(data, loc)
+        where = format_loc(shown)
+        if where in seen:
+            continue  # one message per location is enough
+        seen.add(where)
+        line = lines.get(existing, 1)
+        text = _message(error, shown)
+        found.append((line, f"{where}: {text}" if where else text))
+    return PolicyError(path, *first_and_rest(path, found))
+
+
+def parse_policy(text: str, path: str = "<string>") -> Policy:
+    """Validate and compile policy YAML. Raises PolicyError naming `path` and the line."""
+    data, lines = load_yaml_with_lines(text, path, PolicyError, subject="policy")
+    if data is None:
+        raise PolicyError(
+            path, 1, "the policy file is empty: write `version: 1` and at least one rule"
+        )
+    if not isinstance(data, dict):
+        raise PolicyError(
+            path,
+            1,
+            "a policy must be a mapping with the keys version, defaults, rules and (optionally) "
+            "budgets",
+        )
+    try:
+        model = PolicyModel.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(exc, data, path, lines) from None
+    return compile_policy(model, path=path)
+
+
+def _decode(raw: bytes, path: str) -> str:
+    return decode_text(raw, path, PolicyError, subject="policy")
+
+
+def _read(path: Path) -> tuple[os.stat_result, bytes]:
+    try:
+        with path.open("rb") as handle:
+            stat = os.fstat(handle.fileno())
+            return stat, handle.read()
+    except OSError as exc:
+        raise PolicyError(
+            path, None, f"cannot read the policy file ({exc.strerror or exc}); check the path"
+        ) from None
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read, validate and compile one policy file."""
+    _, raw = _read(Path(path))
+    return parse_policy(_decode(raw, str(path)), str(path))
+
+
+class PolicyFile:
+    """The policy in force, re-read on every call: edits apply on the next call.
+
+    `current()` reads the file and compares its SHA-256 with the bytes in force; only changed
+    bytes trigger a re-parse. Change is never judged by stat: an edit that keeps the size and
+    restores the mtime (`os.utime`, `touch -r`, a coarse filesystem clock) is still seen.
+    Reading and hashing the shipped 5.6 KB policy costs ~9 µs (10 KB: ~11 µs; a stat alone
+    ~1 µs), next to the hundreds of µs a governed call spends on its audit records.
+    A file that turns bad raises PolicyError every time until it is fixed: a stale policy is
+    never used silently.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = Path(path)
+        self._lock = threading.Lock()
+        self._sha: str | None = None
+        self._policy: Policy | None = None
+        self._reloads = 0
+        with self._lock:
+            self._refresh(initial=True)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def reloads(self) -> int:
+        """How many times the file was re-parsed after the first load."""
+        with self._lock:
+            return self._reloads
+
+    def current(self) -> Policy:
+        with self._lock:
+            return self._refresh(initial=False)
+
+    def _refresh(self, *, initial: bool) -> Policy:
+        try:
+            _, raw = _read(self._path)
+        except PolicyError:
+            self._forget()
+            raise
+        sha = hashlib.sha256(raw).hexdigest()
+        if self._policy is not None and sha == self._sha:
+            return self._policy
+        if not initial:
+            self._reloads += 1
+        try:
+            policy = parse_policy(_decode(raw, str(self._path)), str(self._path))
+        except PolicyError:
+            self._forget()
+            raise
+        self._policy, self._sha = policy, sha
+        return policy
+
+    def _forget(self) -> None:
+        self._policy, self._sha = None, None

@@ -1,0 +1,125 @@
+"""Guardrails: screen the request and every tool output for injection-shaped text.
+
+Pure functions over normalised text (NFKC, every invisible format character removed, case
+folded, whitespace collapsed), read twice: as written (so translated patterns match) and as a
+Latin skeleton with Cyrillic and Greek look-alikes folded (`іgnоrе` reads as `ignore`).
+A flagged tool output does not stop the run: it marks the run tainted, a structured fact the
+policy can act on (`match: {tainted: true}`), never text the policy reads.
+
+This is a heuristic: measured on tests/unit/governance/data/request_screening.yaml (see
+test_request_screening_rates.py), it catches most known disguises and misses free paraphrase.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from governance.core._contracts import ToolResult
+
+Verdict = Literal["pass", "flagged", "rejected"]
+
+# Invisible but not category Cf: the combining grapheme joiner and the Mongolian vowel separator.
+_INVISIBLE = frozenset("\u034f\u180e\u115f\u1160\u3164\uffa0")
+# Cyrillic and Greek letters that render like Latin ones (lower case: matched after casefold).
+_CONFUSABLES = str.maketrans(
+    {
+        "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c",
+        "\u0443": "y", "\u0445": "x", "\u0456": "i", "\u0458": "j", "\u0455": "s",
+        "\u0501": "d", "\u04bb": "h", "\u04cf": "l", "\u0475": "v", "\u0261": "g",
+        "\u03bf": "o", "\u03b1": "a", "\u03b5": "e", "\u03b9": "i", "\u03ba": "k",
+        "\u03bd": "v", "\u03c1": "p", "\u03c4": "t", "\u03c5": "u", "\u03c7": "x",
+    }
+)  # fmt: skip
+
+_IGNORE = r"(ignore|disregard|forget|override|drop|set aside|pay no attention to|stop following)"
+_PRIOR = r"(previous|prior|above|earlier|before|all|your|the|original)"
+_RULES = r"(instructions?|rules|prompts?|guidelines|guidance|directives|restrictions)"
+
+INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        (
+            "ignore_instructions",
+            rf"\b{_IGNORE}\b[^.\n]{{0,40}}\b{_PRIOR}\b[^.\n]{{0,20}}\b{_RULES}\b"
+            rf"|\b(forget|ignore|disregard) (everything|anything) (above|before|you were told)\b"
+            rf"|\b{_PRIOR} {_RULES}\b[^.\n]{{0,40}}\b(no longer apply|are cancell?ed|are void)\b",
+        ),
+        (
+            "role_override",
+            r"\byou are now (an? |the |in )?(\w+ ){0,2}(admin\w*|root|system|developer|dan|"
+            r"unrestricted|jailbroken)\b|\bact as (an? )?(admin|root|system|developer)\b"
+            r"|\bfrom now on,? you (are (dan|unrestricted|jailbroken)|obey)\b"
+            r"|\bpretend (that )?you have no (restrictions|rules|policy|limits)\b",
+        ),
+        ("system_prompt", r"\b(system prompt|developer message|hidden instructions?)\b"),
+        ("new_instructions", r"\bnew instructions?\s*:"),
+        ("tool_call_markup", r"<\s*/?\s*(tool_call|function_call|tool_use)\b"),
+        (
+            "exfiltration",
+            r"\b(send|email|e-mail|post|upload|forward|exfiltrate)\b[^\n]{0,60}\b(passwords?|"
+            r"secrets?|api[ _-]?keys?|credentials?|tokens?)\b",
+        ),
+        (
+            # "ignore the previous instructions" in the languages most often used to slip past
+            # an English-only filter; the words must come together, so a request that only
+            # mentions instructions does not match. Same finding, whatever the language.
+            "ignore_instructions",
+            r"\b(ignor\w*|negeer|zignoruj|игнорируй\w*|проигнорируй\w*)\b[^.\n]{0,40}"
+            r"(instruc\w*|instru\w*|anweisung\w*|istruzion\w*|instrukc\w*|инструкц\w*|"
+            r"règles|reglas|regeln|regole)"
+            r"|(忽略|无视|無視)[^。\n]{0,12}(指令|指示|说明)|(指令|指示)[^。\n]{0,12}(無視|忽略)",
+        ),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Screening:
+    verdict: Verdict
+    findings: tuple[str, ...]
+
+
+def normalise(text: str) -> str:
+    """NFKC, invisible characters removed, case folded, whitespace collapsed."""
+    text = "".join(
+        ch
+        for ch in unicodedata.normalize("NFKC", text)
+        if ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
+    )
+    return re.sub(r"\s+", " ", text.casefold())
+
+
+def skeleton(text: str) -> str:
+    """`normalise(text)` with Cyrillic and Greek look-alikes folded to Latin letters."""
+    return normalise(text).translate(_CONFUSABLES)
+
+
+def findings(text: str) -> tuple[str, ...]:
+    forms = (normalise(text), skeleton(text))
+    found = (name for name, pattern in INJECTION_PATTERNS if any(pattern.search(f) for f in forms))
+    return tuple(dict.fromkeys(found))
+
+
+def screen_request(text: str) -> Screening:
+    """The user's request: injection-shaped instructions are rejected before any model call."""
+    found = findings(text)
+    return Screening("rejected" if found else "pass", found)
+
+
+def untrusted_text(result: ToolResult) -> str:
+    """What a tool (local or MCP) wrote that the model will read: its output, or the error
+    text of a failed call. Refusals (blocked, held) are governance's own words."""
+    if result.outcome == "executed":
+        return result.output
+    if result.outcome == "failed":
+        return result.error or ""
+    return ""
+
+
+def screen_tool_output(text: str) -> Screening:
+    """A tool's output is data: injection-shaped text is flagged (the run becomes tainted)."""
+    found = findings(text)
+    return Screening("flagged" if found else "pass", found)

@@ -1,0 +1,399 @@
+"""The audit log: one hash chain per run in SQLite, ordered by an explicit gap-free `seq`.
+
+`hash = H(prev_hash || canonical_json({run_id, seq, kind, ts, data, alg}))` with H = HMAC-SHA256
+when a key is configured, SHA-256 otherwise. Every write (`append`, or `append_many` for several
+events of one run) is one `BEGIN IMMEDIATE` transaction, so threads and processes sharing the
+file never fork a chain and a batch lands whole or not at all; any failure to write raises
+`AuditWriteError`, which the firewall treats as "do not execute". The file is durable per its
+mode (governance.stores._sqlite: `fsync` or `os`); `AuditLog.ephemeral()` keeps the chain in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import hmac
+import itertools
+import json
+import operator
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from governance.core._canonical import canonical_json, keyed_digest
+from governance.core._clock import Clock, SystemClock
+from governance.core._errors import AuditWriteError, GovernanceError
+from governance.screening._redaction import redact
+from governance.stores._audit_chain import KEY_ENV, Alg, ChainVerdict, chain_hash, genesis
+from governance.stores._audit_verify import verify_stream
+from governance.stores._sqlite import (
+    MEMORY,
+    Durability,
+    check_durability,
+    is_memory,
+    open_connection,
+)
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS audit_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    data TEXT NOT NULL,
+    alg TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+)
+"""
+_COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
+_INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One stored event, as read back (its `data` is already redacted)."""
+
+    run_id: str
+    seq: int
+    kind: str
+    ts: str
+    data: dict[str, Any]
+    alg: str
+    prev_hash: str
+    hash: str
+
+
+def _format_ts(now: dt.datetime) -> str:
+    if now.tzinfo is None:
+        raise ValueError("the clock returned a naive datetime; audit timestamps must be UTC")
+    return now.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class AuditLog:
+    """An append-only, per-run hash-chained event log in one SQLite file (WAL).
+
+    Safe to share between threads (one connection behind a lock) and between processes
+    (`BEGIN IMMEDIATE` plus a busy timeout). `readonly=True` opens an existing file for
+    verification without ever writing to it. `durability` is `fsync` (default) or `os`; the
+    path `:memory:` (see `ephemeral`) keeps everything in memory, for scenario runs.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        key: bytes | None = None,
+        clock: Clock | None = None,
+        busy_timeout: float = 5.0,
+        readonly: bool = False,
+        durability: Durability = "fsync",
+    ) -> None:
+        self.path = Path(path)
+        self.durability = check_durability(durability)
+        self._key = key or None
+        self._clock: Clock = clock or SystemClock()
+        self._readonly = readonly
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._conn = self._connect(busy_timeout)
+        except (sqlite3.Error, OSError) as exc:
+            if readonly:
+                raise GovernanceError(f"cannot open audit log {self.path}: {exc}") from exc
+            raise AuditWriteError(f"cannot open audit log {self.path}: {exc}") from exc
+
+    @classmethod
+    def from_env(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        readonly: bool = False,
+    ) -> AuditLog:
+        """Keyed with `PROCTOR_AUDIT_KEY` (UTF-8) when it is set and not empty."""
+        return cls(path, key=cls.key_from_env(), clock=clock, readonly=readonly)
+
+    @staticmethod
+    def key_from_env() -> bytes | None:
+        """`PROCTOR_AUDIT_KEY` as UTF-8 bytes, or None when it is unset or empty."""
+        return os.environ.get(KEY_ENV, "").encode("utf-8") or None
+
+    @classmethod
+    def ephemeral(cls, *, key: bytes | None = None, clock: Clock | None = None) -> AuditLog:
+        """A log in memory: the same chain and checks, nothing on disk, gone on `close()`."""
+        return cls(MEMORY, key=key, clock=clock)
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        if self._readonly:
+            if is_memory(self.path) or not self.path.is_file():
+                raise OSError(f"no such file: {self.path}")
+        # fsync: an event is on disk before the call it guards may run (governance.stores._sqlite).
+        conn = open_connection(
+            self.path,
+            durability=self.durability,
+            busy_timeout=busy_timeout,
+            readonly=self._readonly,
+        )
+        try:
+            if self._readonly:
+                conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
+            else:
+                conn.execute(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @property
+    def alg(self) -> Alg:
+        """What this log writes and expects: `hmac-sha256` with a key, `sha256` without."""
+        return "hmac-sha256" if self._key else "sha256"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
+        """A keyed digest of the raw arguments: provable later without storing them."""
+        try:
+            return keyed_digest(dict(arguments), self._key)
+        except (TypeError, ValueError) as exc:
+            raise AuditWriteError(f"arguments cannot be digested as JSON: {exc}") from exc
+
+    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> AuditEvent:
+        """Redact `data` and add it as the next event of `run_id`'s chain, or raise."""
+        return self.append_many(run_id, ((kind, data),))[0]
+
+    def append_many(
+        self, run_id: str, events: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[AuditEvent]:
+        """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
+        fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
+        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
+        try:
+            if not isinstance(run_id, str) or not run_id:
+                raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
+            if not events:
+                raise ValueError("append_many needs at least one event")
+            prepared = [_prepare(kind, data) for kind, data in events]
+        except Exception as exc:
+            raise AuditWriteError(f"audit event for run {run_id!r} is not valid: {exc}") from exc
+        with self._lock:
+            if self._conn is None:
+                raise AuditWriteError(f"audit log {self.path} is closed")
+            if self._readonly:
+                raise AuditWriteError(f"audit log {self.path} was opened read-only")
+            try:
+                return self._append_locked(self._conn, run_id, prepared)
+            except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
+                raise AuditWriteError(
+                    f"could not write {kinds} for run {run_id!r} to audit log {self.path}: {exc}"
+                ) from exc
+
+    def _append_locked(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
+    ) -> list[AuditEvent]:
+        conn.execute("BEGIN IMMEDIATE")
+        out: list[AuditEvent] = []
+        try:
+            last = conn.execute(
+                "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+            alg = self.alg
+            if last is None:
+                seq, prev_hash = 0, genesis(alg)
+            else:
+                if last[1] != alg:
+                    raise ValueError(
+                        f"run {run_id!r} was started with alg {last[1]!r} but this log writes "
+                        f"{alg!r}; check {KEY_ENV}"
+                    )
+                seq, prev_hash = int(last[0]), str(last[2])
+            rows = []
+            for kind, stored, clean, plain in prepared:
+                seq += 1
+                ts = _format_ts(self._clock.now())
+                if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
+                    message = _record_json(run_id, seq, kind, ts, stored, alg)
+                    digest = _seal(prev_hash, message, alg, self._key)
+                else:
+                    digest = chain_hash(
+                        prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                        key=self._key,
+                    )  # fmt: skip
+                rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
+                out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
+                prev_hash = digest
+            conn.executemany(_INSERT, rows)  # one statement for the whole batch
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+        return out
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            if self._conn is None:
+                raise GovernanceError(f"audit log {self.path} is closed")
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
+
+    def _rows(self, run_id: str) -> list[Any]:
+        return self._query(
+            f"SELECT {_COLUMNS} FROM audit_events WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+
+    def run_ids(self) -> list[str]:
+        rows = self._query("SELECT DISTINCT run_id FROM audit_events ORDER BY run_id")
+        return [str(row[0]) for row in rows]
+
+    def head(self, run_id: str) -> str | None:
+        """The hash of the run's last event (unverified): what to anchor outside the database."""
+        rows = self._query(
+            "SELECT hash FROM audit_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
+        )
+        return str(rows[0][0]) if rows else None
+
+    def events(self, run_id: str) -> list[AuditEvent]:
+        """The run's events ordered by seq. Raises if a row's data is not a JSON object."""
+        out = []
+        for run, seq, kind, ts, data, alg, prev_hash, digest in self._rows(run_id):
+            try:
+                parsed = json.loads(data)
+            except (TypeError, ValueError):
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise GovernanceError(
+                    f"audit event {run!r} seq {seq} has malformed data; run `proctor audit verify`"
+                )
+            out.append(AuditEvent(run, seq, kind, ts, parsed, alg, prev_hash, digest))
+        return out
+
+    def verify(self, run_id: str) -> ChainVerdict:
+        """Recompute the run's chain from genesis and name the first event that does not fit."""
+        where = "WHERE run_id = ? ORDER BY seq"
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events {where}", (run_id,)) as rows:
+            return verify_rows(run_id, rows, self._key)
+
+    def verify_all(self) -> list[ChainVerdict]:
+        """Every run's verdict, ordered by run id: one pass over the primary key, streamed."""
+        verdicts = []
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events ORDER BY run_id, seq") as rows:
+            for run_id, run_rows in itertools.groupby(rows, key=operator.itemgetter(0)):
+                if isinstance(run_id, str):
+                    verdicts.append(verify_rows(run_id, run_rows, self._key))
+                else:  # a BLOB run id: no text id names these rows
+                    verdicts.append(verify_rows(str(run_id), (), self._key))
+        return verdicts
+
+    @contextlib.contextmanager
+    def _cursor(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Iterator[Any]]:
+        """Rows one at a time under the lock (a long log never sits in memory as a list)."""
+        with self._lock:
+            if self._conn is None:
+                raise GovernanceError(f"audit log {self.path} is closed")
+            try:
+                cursor = self._conn.execute(sql, params)
+                try:
+                    yield cursor
+                finally:
+                    cursor.close()
+            except sqlite3.Error as exc:
+                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
+
+
+def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
+    """(kind, stored JSON text, the redacted data as read back, whether that data is plain).
+
+    Plain data (exact JSON types, text keys: every firewall record) reads back as itself, so
+    it is neither parsed back nor encoded a second time for its hash. ValueError/TypeError if
+    it is not JSON at all.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind must be a non-empty string, not {kind!r}")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping, not {type(data).__name__}")
+    redacted = redact(data)
+    stored = canonical_json(redacted).decode("utf-8")
+    if _plain(redacted):
+        return kind, stored, redacted, True
+    # Not plain (e.g. integer keys): store the canonical text of what reads back, so the stored
+    # text is always exactly the text the chain hashes (the verifier hashes it as it is).
+    clean: dict[str, Any] = json.loads(stored)
+    return kind, canonical_json(clean).decode("utf-8"), clean, False
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> bool:
+    """Exact JSON types with text keys: its canonical JSON parses back to an equal value and
+    encodes again to the same text (a non-text key would come back as text, reordered)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(map(_plain, value.values()))
+    if kind is list:
+        return all(map(_plain, value))
+    return kind in _SCALARS
+
+
+def _record_json(run_id: str, seq: int, kind: str, ts: str, data: str, alg: str) -> bytes:
+    """canonical_json of chain_hash's record, around `data` already in canonical JSON."""
+    text = (
+        f'{{"alg":{_text(alg)},"data":{data},"kind":{_text(kind)},"run_id":{_text(run_id)},'
+        f'"seq":{int(seq)},"ts":{_text(ts)}}}'
+    )
+    return text.encode("utf-8")
+
+
+def _text(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _seal(prev_hash: str, message: bytes, alg: str, key: bytes | None) -> str:
+    """chain_hash's digest of a record already encoded (`message`)."""
+    payload = prev_hash.encode("utf-8") + message
+    if alg == "hmac-sha256":
+        if not key:
+            raise ValueError("an hmac-sha256 chain needs its key")
+        return f"{alg}:" + hmac.new(key, payload, hashlib.sha256).hexdigest()
+    if alg == "sha256":
+        return f"{alg}:" + hashlib.sha256(payload).hexdigest()
+    raise ValueError(f"unknown audit alg {alg!r}")
+
+
+def verify_rows(run_id: str, rows: Iterable[Sequence[Any]], key: bytes | None) -> ChainVerdict:
+    """Pure chain check over stored rows `(run_id, seq, kind, ts, data, alg, prev_hash, hash)`,
+    in seq order, consumed one at a time (see governance.stores._audit_verify)."""
+
+    return verify_stream(run_id, rows, key)

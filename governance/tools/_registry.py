@@ -1,0 +1,69 @@
+"""The registered tool surface: one name, one tool, one source; a digest of all of it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from governance.core._canonical import digest
+from governance.core._contracts import ToolDescriptor, ToolSource
+from governance.core._errors import RegistryError
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$")
+
+
+class ToolRegistry:
+    """Maps namespaced tool names to their descriptor and source. Duplicates are refused."""
+
+    def __init__(self, sources: Iterable[ToolSource] = ()) -> None:
+        self._tools: dict[str, tuple[ToolDescriptor, ToolSource]] = {}
+        self._digest: str | None = None
+        for source in sources:
+            self.add_source(source)
+
+    def add_source(self, source: ToolSource) -> None:
+        for descriptor in source.list_tools():
+            self.add(descriptor, source)
+
+    def add(self, descriptor: ToolDescriptor, source: ToolSource) -> None:
+        if not _NAME.match(descriptor.name):
+            raise RegistryError(
+                f"tool name {descriptor.name!r} is not namespaced: use '<namespace>.<tool>' "
+                "with letters, digits, '_' or '-'"
+            )
+        existing = self._tools.get(descriptor.name)
+        if existing is not None:
+            raise RegistryError(
+                f"tool {descriptor.name!r} is offered by both {existing[1].name!r} and "
+                f"{source.name!r}; rename one - Proctor never picks a silent winner"
+            )
+        self._tools[descriptor.name] = (descriptor, source)
+        self._digest = None
+
+    def get(self, name: str) -> ToolDescriptor | None:
+        entry = self._tools.get(name)
+        return entry[0] if entry else None
+
+    def _source_for(self, name: str) -> ToolSource | None:
+        """Only the firewall may hold a source: nothing public hands out an executable tool."""
+        entry = self._tools.get(name)
+        return entry[1] if entry else None
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def descriptors(self) -> list[ToolDescriptor]:
+        return [self._tools[name][0] for name in self.names()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever any tool's name, description, schema or governance facts change."""
+        if self._digest is None:
+            self._digest = digest([d.surface() for d in self.descriptors()])
+        return self._digest
