@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.proctor-installed
 
-.PHONY: demo test lint types unit bench clean npm
+.PHONY: demo test lint types unit bench clean npm schemas
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,15 +26,25 @@ unit: $(STAMP)
 
 test: lint types unit
 
+# Every committed JSON Schema (policy, MCP servers, scenario file, baseline) from its models.
+schemas: $(STAMP)
+	$(BIN)/python -m harness._write_schemas
+
 # The npm MCP peers (reference server, conformance suite) for tests/integration/test_mcp_*.py;
 # without them those tests skip locally (CI installs them in .ci/run and requires them).
 npm:
 	npm ci --prefix .ci/npm --no-audit --no-fund --ignore-scripts
 
+# The peers (tollgate, toolwarden, inspect_ai) are measured in the same run: the `bench` extra.
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/policy_decision.py
 	$(BIN)/python benchmarks/firewall_call.py
-	$(BIN)/python benchmarks/suite_run.py
 	$(BIN)/python benchmarks/mcp_overhead.py
+	$(BIN)/python benchmarks/audit_verify.py
+	$(BIN)/python benchmarks/cli_cold.py
+	$(BIN)/python benchmarks/suite_1000.py
+	$(BIN)/python benchmarks/suite_memory.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -4,7 +4,7 @@ This module is the file format (models, reading, writing, schema); recording a n
 a scored run is `harness._baseline_record`, which uses the gate (the gate reads this format).
 
 `baselines/baseline.json` is a public file format (pydantic, `extra="forbid"`); its JSON Schema
-`baselines/baseline.schema.json` is generated from the models (`python -m harness._baseline`)
+`baselines/baseline.schema.json` is generated from the models (`make schemas`)
 and a test fails when it drifts. Rates are stored as integer passed/total (the gate compares
 those exactly); `rate` is a convenience for readers, rounded to 6 places, null when absent.
 Baseline traces live next to it in `baselines/traces/<scenario_id>.json`.
@@ -40,7 +40,7 @@ BASELINE_DIR = Path(__file__).resolve().parent.parent / "baselines"
 BASELINE_PATH = BASELINE_DIR / "baseline.json"
 TRACES_DIR = BASELINE_DIR / "traces"
 SCHEMA_PATH = BASELINE_DIR / "baseline.schema.json"
-SCHEMA_COMMAND = "python -m harness._baseline"
+SCHEMA_COMMAND = "make schemas"
 RATE_PLACES = 6
 
 _ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
@@ -302,10 +302,3 @@ def write_baseline_schema(path: str | Path = SCHEMA_PATH) -> Path:
     write_atomic(path, render_baseline_schema())
     return path
 
-
-def main() -> None:
-    print(f"wrote {write_baseline_schema()}")
-
-
-if __name__ == "__main__":
-    main()

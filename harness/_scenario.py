@@ -1,7 +1,7 @@
 """Scenario files: who asks what, the scripted model, the reviewers, and what must hold after.
 
 pydantic models with `extra="forbid"`; the JSON Schema in `scenarios/scenario.schema.json` is
-generated from them (`python -m harness._scenario_load`) and a test fails when it drifts.
+generated from them (`make schemas`) and a test fails when it drifts.
 """
 
 from __future__ import annotations

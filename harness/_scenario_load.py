@@ -3,7 +3,7 @@
 A path is a file or a directory searched recursively for `*.yaml`/`*.yml`; `scripts/` and
 `policies/` directories (replay scripts, policies) are skipped. A file holds one scenario or a
 list under `scenarios:`. All problems across all files are collected, so a suite is fixed in
-one round rather than ten. `python -m harness._scenario_load` rewrites the JSON Schema.
+one round rather than ten. `make schemas` rewrites the JSON Schema.
 """
 
 from __future__ import annotations
@@ -568,7 +568,7 @@ def scenario_json_schema() -> dict[str, Any]:
         TypeAdapter(Scenario | ScenarioFile).json_schema(),
         "Proctor scenario file",
         description="One scenario, or a list of them under `scenarios:`. Generated from "
-        "harness/_scenario.py by `python -m harness._scenario_load`; do not edit by hand.",
+        "harness/_scenario.py by `make schemas`; do not edit by hand.",
     )
 
 
@@ -581,6 +581,3 @@ def write_scenario_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the committed schema file."""
     return write_atomic(path, render_scenario_schema())
 
-
-if __name__ == "__main__":
-    print(f"wrote {write_scenario_schema()}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config
+from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config, write_mcp_schema
 from governance.mcp._mapping import HINTS, McpToolInfo
 from governance.mcp._pins import (
     McpLockError,
@@ -39,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "write_mcp_schema",
     "HINTS",
     "McpConfig",
     "McpConfigError",

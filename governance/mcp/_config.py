@@ -2,7 +2,7 @@
 
 YAML, checked once at load by pydantic models (extra="forbid"); errors name the file and line.
 Unmapped tools are not an error: they register as `action_type: unknown`, which policy can only
-hold or block. Run `python -m governance.mcp._config` to regenerate the committed JSON Schema
+hold or block. Run `make schemas` to regenerate the committed JSON Schema
 (governance/data/mcp.schema.json).
 
 Choices worth knowing:
@@ -49,7 +49,7 @@ from governance.core._contracts import ActionType, Risk
 from governance.core._errors import ConfigError
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "data" / "mcp.schema.json"
-SCHEMA_COMMAND = "python -m governance.mcp._config"
+SCHEMA_COMMAND = "make schemas"
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -419,6 +419,3 @@ def render_mcp_schema() -> str:
 def write_mcp_schema(path: Path = SCHEMA_PATH) -> Path:
     return write_atomic(path, render_mcp_schema())
 
-
-if __name__ == "__main__":
-    print(write_mcp_schema())

@@ -7,9 +7,10 @@ from __future__ import annotations
 from governance.policy._compile import Policy
 from governance.policy._eval import Explanation, evaluate, explain
 from governance.policy._load import PolicyFile, load_policy, parse_policy
-from governance.policy._model import MAX_BUDGET_LIMIT, policy_json_schema
+from governance.policy._model import MAX_BUDGET_LIMIT, policy_json_schema, write_policy_schema
 
 __all__ = [
+    "write_policy_schema",
     "Explanation",
     "MAX_BUDGET_LIMIT",
     "Policy",

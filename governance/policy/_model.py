@@ -2,7 +2,7 @@
 
 Unsafe settings are unrepresentable: `defaults.unknown_tool` cannot be "allow", `no_match` can
 only be "block", an empty rule list is an error, and a budget can neither count a read nor
-fail open. Run `python -m governance.policy._model` to regenerate the committed JSON Schema
+fail open. Run `make schemas` to regenerate the committed JSON Schema
 (governance/data/policy.schema.json).
 """
 
@@ -31,7 +31,7 @@ from governance.core._contracts import ActionType, Effect, Impact, Risk
 from governance.screening._output_secrets import OutputsModel
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "data" / "policy.schema.json"
-SCHEMA_COMMAND = "python -m governance.policy._model"
+SCHEMA_COMMAND = "make schemas"
 RULE_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 BudgetScope = Literal["agent_run", "actor", "agent", "team", "tool"]
 BUDGET_SCOPES: tuple[BudgetScope, ...] = ("agent_run", "actor", "agent", "team", "tool")
@@ -383,10 +383,3 @@ def write_policy_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the committed schema file."""
     return write_atomic(path, render_policy_schema())
 
-
-def main() -> None:
-    print(f"wrote {write_policy_schema()}")
-
-
-if __name__ == "__main__":
-    main()

@@ -38,7 +38,7 @@ FOLDER_API = {
         local_validator prepare_arguments""",
     "screening": "REDACTED findings redact redact_text screen_request",
     "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
-        parse_policy policy_json_schema""",
+        parse_policy policy_json_schema write_policy_schema""",
     "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError
         ApprovalNotFound ApprovalRequest ApprovalStatus ApprovalStore ApprovalStoreError
         AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
@@ -50,7 +50,7 @@ FOLDER_API = {
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
     "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
         load_mcp_config load_pins locked_sources neutralise_description open_mcp_sources
-        pins_for write_pins""",
+        pins_for write_mcp_schema write_pins""",
 }
 
 

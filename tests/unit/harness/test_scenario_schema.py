@@ -40,7 +40,7 @@ def test_the_committed_schema_matches_the_models() -> None:
     committed = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
     assert committed == render_scenario_schema(), (
         f"{SCHEMA_PATH} is out of date with harness/_scenario.py: regenerate it with "
-        "`.venv/bin/python -m harness._scenario_load` and commit the result"
+        "`make schemas` and commit the result"
     )
 
 
