@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+
 from governance._serving import serving_in_thread
 
 Scope = MutableMapping[str, Any]
