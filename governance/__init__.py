@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         serve_http,
         serve_stdio,
     )
+    from governance._serving import StartedServer, bind_socket, serving_in_thread
     from governance.arguments._paths import (
         PathRefused,
         canonical_path,
@@ -148,6 +149,9 @@ if TYPE_CHECKING:
 # `from governance import ConfigError` cost only what they touch: the CLI's cold paths
 # (`proctor --help`, `check`, `policy ...`) never pay for the stores, the firewall or the MCP SDK.
 _EXPORTS = {
+    "StartedServer": "governance._serving",
+    "bind_socket": "governance._serving",
+    "serving_in_thread": "governance._serving",
     "McpServerError": "governance._mcp_server",
     "describe_tools": "governance._mcp_server",
     "is_loopback": "governance._mcp_server",
@@ -263,6 +267,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "StartedServer",
+    "bind_socket",
+    "serving_in_thread",
     "McpServerError",
     "describe_tools",
     "is_loopback",

@@ -48,6 +48,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from governance._gateway import Gateway
+from governance._serving import StartedServer, bind_socket, serving_in_thread
 from governance.core._contracts import (
     PolicyContext,
     Principal,
@@ -586,40 +587,9 @@ def http_security(
     )
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """Bind before serving: the real port is known up front and a taken port fails here."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host.strip("[]"), port, type=socket.SOCK_STREAM
-        )[0]
-    except OSError as exc:
-        raise McpServerError(f"cannot resolve {host!r}: {exc}") from exc
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        raise McpServerError(f"cannot listen on {host}:{port}: {exc}") from exc
-    return sock
-
-
 def mcp_url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://{_host_port(host, port)}{MCP_PATH}"
-
-
-class _Uvicorn(uvicorn.Server):
-    """A uvicorn server that reports, once, the moment it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
-        super().__init__(config)
-        self._on_started = on_started
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if self.started:
-            self._on_started()
 
 
 def _uvicorn_config(
@@ -654,11 +624,11 @@ def serve_http(
     The caller decides whether a non-loopback `host` is acceptable; DNS-rebinding protection
     is on whatever the host. `on_ready(url)` runs once the server accepts connections.
     """
-    sock = _bind(host, port)
+    sock = bind_socket(host, port, McpServerError)
     url = mcp_url(sock)
     try:
         config = _uvicorn_config(server, sock, allowed_hosts, log_level="warning")
-        runner = _Uvicorn(config, on_started=lambda: on_ready(url) if on_ready else None)
+        runner = StartedServer(config, on_started=lambda: on_ready(url) if on_ready else None)
         runner.run(sockets=[sock])
     finally:
         sock.close()
@@ -678,37 +648,18 @@ def running_http_server(
     Returns once the server accepts connections; on exit stops it and joins the thread.
     Port 0 picks a free port.
     """
-    sock = _bind(host, port)
-    ready = threading.Event()
+    sock = bind_socket(host, port, McpServerError)
     # log_config=None: the caller's logging configuration is not ours to rewrite.
     config = _uvicorn_config(server, sock, allowed_hosts, log_config=None, access_log=False)
-    runner = _Uvicorn(config, on_started=ready.set)
-    failures: list[BaseException] = []
-
-    def serve() -> None:
-        try:
-            runner.run(sockets=[sock])
-        except BaseException as exc:  # SystemExit on a failed startup: report it
-            failures.append(exc)
-        finally:
-            ready.set()
-
-    thread = threading.Thread(target=serve, name="proctor-mcp-http", daemon=True)
-    thread.start()
-    try:
-        if not ready.wait(startup_timeout) or not runner.started:
-            raise McpServerError(
-                f"the MCP server did not start within {startup_timeout:g}s"
-                + (f": {failures[0]!r}" if failures else "")
-            )
+    with serving_in_thread(
+        config,
+        sock,
+        name="proctor-mcp-http",
+        startup_timeout=startup_timeout,
+        stop_timeout=SHUTDOWN_GRACE + 5.0,
+        failed=lambda why: McpServerError(f"the MCP server {why}"),
+    ):
         yield mcp_url(sock)
-    finally:
-        runner.should_exit = True
-        thread.join(SHUTDOWN_GRACE + 5.0)
-        if thread.is_alive():
-            runner.force_exit = True
-            thread.join(5.0)
-        sock.close()
 
 
 def describe_tools(gateway: Gateway) -> str:

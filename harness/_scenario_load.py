@@ -107,9 +107,11 @@ def resolve_mcp_config(loaded: LoadedScenario) -> Path | None:
 
 
 def mcp_config_digest(loaded: LoadedScenario) -> str | None:
-    """The digest of the scenario's MCP config and its pins file, by content (not by path).
+    """The digest of the scenario's MCP config and its pins, by content (not by path).
 
-    Parsed, so comments and formatting do not count; None without an MCP config.
+    Parsed, so comments and formatting do not count; None without an MCP config. Of the lock,
+    only the pinned digests count: the stored definitions must hash to them (or the lock is
+    refused), so re-pinning the same tools in a richer lock format is not a changed scenario.
     """
     config = resolve_mcp_config(loaded)
     if config is None:
@@ -120,6 +122,8 @@ def mcp_config_digest(loaded: LoadedScenario) -> str | None:
         pins = json.loads(lock.read_text(encoding="utf-8")) if lock.is_file() else None
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise ScenarioError(config, None, f"cannot read the MCP config ({exc})") from None
+    if isinstance(pins, dict) and "servers" in pins:
+        pins = pins["servers"]
     return digest({"config": data, "pins": pins})
 
 

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from stubs._serving import serving_in_thread
+from governance import serving_in_thread
 from stubs.mcp_demo._server import build_server
 
 LOOPBACK = "127.0.0.1"

@@ -9,25 +9,12 @@ from typing import Any
 
 import uvicorn
 
-from stubs._serving import StartedServer, serving_in_thread
+from governance import StartedServer, bind_socket, serving_in_thread
 from stubs.openai_stub._app import DEFAULT_MODEL, create_app
 from stubs.openai_stub._errors import StubStartError
 
 LOOPBACK = "127.0.0.1"
 SHUTDOWN_GRACE = 2  # seconds in-flight requests get when the stub stops
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """Bind before serving: the real port is known up front and a taken port fails here."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        raise StubStartError(f"cannot listen on {host}:{port}: {exc}") from exc
-    return sock
 
 
 def base_url(sock: socket.socket) -> str:
@@ -57,7 +44,7 @@ def run_stub(
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the stub in the foreground until interrupted; `on_ready(base_url)` once listening."""
-    sock = _bind(host, port)
+    sock = bind_socket(host, port, StubStartError)
     url = base_url(sock)
     config = _config(models, api_key_required, log_level="info")
     server = StartedServer(config, on_started=lambda: on_ready(url) if on_ready else None)
@@ -80,7 +67,7 @@ def running_stub(
     Returns once uvicorn accepts connections (bounded by `startup_timeout`) and, on exit, stops
     it and joins the thread. Port 0 picks a free port.
     """
-    sock = _bind(LOOPBACK, port)
+    sock = bind_socket(LOOPBACK, port, StubStartError)
     # log_config=None: a test's logging configuration is not ours to rewrite.
     config = _config(models, api_key_required, log_config=None, access_log=False)
     with serving_in_thread(

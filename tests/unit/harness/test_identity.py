@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from harness._identity import scenario_inputs
 from harness._scenario import Scenario
+
+REPO = Path(__file__).resolve().parents[3]
 
 BASE: dict[str, Any] = {
     "id": "s1",
@@ -68,3 +72,25 @@ def test_the_shown_form_is_redacted_and_the_digest_still_sees_the_secret() -> No
     one, two = scenario_inputs(scenario, **surface), scenario_inputs(other, **surface)
     assert key not in str(one.shown)
     assert one.shown == two.shown and one.digest != two.digest
+
+
+def test_an_mcp_scenarios_identity_counts_the_pinned_digests_not_the_lock_format(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from harness._scenario_load import load_scenarios, mcp_config_digest
+
+    shutil.copytree(REPO / "scenarios" / "mcp", tmp_path / "mcp")
+    lock = tmp_path / "mcp" / "servers" / "demo.lock.json"
+    (scenario, *_) = load_scenarios([tmp_path / "mcp" / "demo.yaml"])
+    before = mcp_config_digest(scenario)
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data.pop("definitions", None)  # the older format: digests only
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    assert mcp_config_digest(scenario) == before
+    server, pins = next(iter(data["servers"].items()))
+    tool = next(iter(pins))
+    data["servers"][server][tool] = "sha256:" + "0" * 64  # another definition pinned
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    assert mcp_config_digest(scenario) != before

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from stubs._serving import serving_in_thread
+from governance._serving import serving_in_thread
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -1,4 +1,6 @@
-"""Serving a stub's ASGI app with uvicorn on a socket bound up front, in a background thread."""
+"""Serving an ASGI app with uvicorn on a socket bound up front: in the foreground, or in a
+background thread that a `with` block starts and stops. Shared by Proctor's MCP server face
+(`proctor serve --http`, tests) and the bundled stubs (the OpenAI stub, the demo MCP server)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,25 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import uvicorn
+
+
+def bind_socket(host: str, port: int, failed: Callable[[str], Exception]) -> socket.socket:
+    """A TCP socket bound to `host:port` (port 0 picks a free one) before serving starts, so the
+    real port is known up front and a taken port fails here, as `failed(why)`."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM
+        )[0]
+    except OSError as exc:
+        raise failed(f"cannot resolve {host!r}: {exc}") from exc
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise failed(f"cannot listen on {host}:{port}: {exc}") from exc
+    return sock
 
 
 class StartedServer(uvicorn.Server):
