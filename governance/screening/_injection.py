@@ -37,8 +37,8 @@ _CONFUSABLES = str.maketrans(
 _IGNORE = r"(ignore|disregard|forget|override|drop|set aside|pay no attention to|stop following)"
 _PRIOR = r"(previous|prior|above|earlier|before|all|your|the|original)"
 _RULES = r"(instructions?|rules|prompts?|guidelines|guidance|directives|restrictions)"
-_IGNORE_WORDS = ("ignore", "disregard", "forget", "override", "drop", "set aside")
-_IGNORE_WORDS += ("pay no attention to", "stop following")
+_IGNORE_WORDS: tuple[str, ...] = ("ignore", "disregard", "forget", "override", "drop")
+_IGNORE_WORDS += ("set aside", "pay no attention to", "stop following")
 
 # (finding, pattern, needles): every match of the pattern contains one of its needles, so a
 # text holding none of them is not searched (plain substring tests cost ~50 ns, a search of
