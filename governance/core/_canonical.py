@@ -7,13 +7,17 @@ import hmac
 import json
 from typing import Any
 
+# One encoder for every call: `json.dumps` with options builds a new one each time (its setup
+# was a fifth of the encoding of a small audit record). Encoding keeps no state between calls.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
 
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN/Infinity: equal values give equal bytes."""
     try:
-        text = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        text = _ENCODER.encode(value)
     except ValueError as exc:  # NaN or an infinity (allow_nan=False checks every float)
         raise ValueError(f"canonical JSON cannot encode this value: {exc}") from exc
     return text.encode("utf-8")

@@ -37,15 +37,22 @@ _CONFUSABLES = str.maketrans(
 _IGNORE = r"(ignore|disregard|forget|override|drop|set aside|pay no attention to|stop following)"
 _PRIOR = r"(previous|prior|above|earlier|before|all|your|the|original)"
 _RULES = r"(instructions?|rules|prompts?|guidelines|guidance|directives|restrictions)"
+_IGNORE_WORDS: tuple[str, ...] = ("ignore", "disregard", "forget", "override", "drop")
+_IGNORE_WORDS += ("set aside", "pay no attention to", "stop following")
 
-INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
+# (finding, pattern, needles): every match of the pattern contains one of its needles, so a
+# text holding none of them is not searched (plain substring tests cost ~50 ns, a search of
+# these patterns several µs per 100 characters). tests/unit/governance/screening holds each
+# needle set to its pattern over the corpus and fuzzed texts.
+INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (name, re.compile(pattern), needles)
+    for name, pattern, needles in (
         (
             "ignore_instructions",
             rf"\b{_IGNORE}\b[^.\n]{{0,40}}\b{_PRIOR}\b[^.\n]{{0,20}}\b{_RULES}\b"
             rf"|\b(forget|ignore|disregard) (everything|anything) (above|before|you were told)\b"
             rf"|\b{_PRIOR} {_RULES}\b[^.\n]{{0,40}}\b(no longer apply|are cancell?ed|are void)\b",
+            (*_IGNORE_WORDS, "no longer apply", "are cancel", "are void"),
         ),
         (
             "role_override",
@@ -53,14 +60,20 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"unrestricted|jailbroken)\b|\bact as (an? )?(admin|root|system|developer)\b"
             r"|\bfrom now on,? you (are (dan|unrestricted|jailbroken)|obey)\b"
             r"|\bpretend (that )?you have no (restrictions|rules|policy|limits)\b",
+            ("you are now", "act as", "from now on", "pretend"),
         ),
-        ("system_prompt", r"\b(system prompt|developer message|hidden instructions?)\b"),
-        ("new_instructions", r"\bnew instructions?\s*:"),
-        ("tool_call_markup", r"<\s*/?\s*(tool_call|function_call|tool_use)\b"),
+        (
+            "system_prompt",
+            r"\b(system prompt|developer message|hidden instructions?)\b",
+            ("system prompt", "developer message", "hidden instruction"),
+        ),
+        ("new_instructions", r"\bnew instructions?\s*:", ("new instruction",)),
+        ("tool_call_markup", r"<\s*/?\s*(tool_call|function_call|tool_use)\b", ("<",)),
         (
             "exfiltration",
             r"\b(send|email|e-mail|post|upload|forward|exfiltrate)\b[^\n]{0,60}\b(passwords?|"
             r"secrets?|api[ _-]?keys?|credentials?|tokens?)\b",
+            ("password", "secret", "api", "credential", "token"),
         ),
         (
             # "ignore the previous instructions" in the languages most often used to slip past
@@ -71,6 +84,7 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(instruc\w*|instru\w*|anweisung\w*|istruzion\w*|instrukc\w*|инструкц\w*|"
             r"règles|reglas|regeln|regole)"
             r"|(忽略|无视|無視)[^。\n]{0,12}(指令|指示|说明)|(指令|指示)[^。\n]{0,12}(無視|忽略)",
+            ("ignor", "negeer", "zignoruj", "игнорируй", "忽略", "无视", "無視", "指令", "指示"),
         ),
     )
 )
@@ -82,14 +96,20 @@ class Screening:
     findings: tuple[str, ...]
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
 def normalise(text: str) -> str:
     """NFKC, invisible characters removed, case folded, whitespace collapsed."""
-    text = "".join(
-        ch
-        for ch in unicodedata.normalize("NFKC", text)
-        if ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
-    )
-    return re.sub(r"\s+", " ", text.casefold())
+    # ASCII is already NFKC and holds no format (Cf) or invisible character: skip the
+    # per-character walk, the costly part of screening a tool's output.
+    if not text.isascii():
+        text = "".join(
+            ch
+            for ch in unicodedata.normalize("NFKC", text)
+            if ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
+        )
+    return _WHITESPACE.sub(" ", text.casefold())
 
 
 def skeleton(text: str) -> str:
@@ -98,8 +118,15 @@ def skeleton(text: str) -> str:
 
 
 def findings(text: str) -> tuple[str, ...]:
-    forms = (normalise(text), skeleton(text))
-    found = (name for name, pattern in INJECTION_PATTERNS if any(pattern.search(f) for f in forms))
+    normal = normalise(text)
+    folded = normal.translate(_CONFUSABLES)  # skeleton(text), without normalising twice
+    # Every look-alike is non-ASCII: for ASCII text both readings are one, searched once.
+    forms = (normal,) if folded == normal else (normal, folded)
+    found = (
+        name
+        for name, pattern, needles in INJECTION_PATTERNS
+        if any(any(n in f for n in needles) and pattern.search(f) for f in forms)
+    )
     return tuple(dict.fromkeys(found))
 
 

@@ -377,7 +377,14 @@ def _record_json(run_id: str, seq: int, kind: str, ts: str, data: str, alg: str)
 
 
 def _text(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON string literal, as `json.dumps(value, ensure_ascii=False)` writes it."""
+    if type(value) is not str:  # a subclass may encode differently: let json decide
+        return json.dumps(value, ensure_ascii=False)
+    return _encode_string(value)
+
+
+# What json.dumps(ensure_ascii=False) calls for a str, without building an encoder per call.
+_encode_string: Final = json.encoder.encode_basestring
 
 
 def _seal(prev_hash: str, message: bytes, alg: str, key: bytes | None) -> str:

@@ -1,7 +1,9 @@
 """Demo business tools over one SQLite file: orders, refund drafts, tickets, an email outbox.
 
 Real but inert: every call leaves a row a test can look for, and nothing leaves the machine
-(`email.send` only queues a row in `outbox`). One connection per call, always closed.
+(`email.send` only queues a row in `outbox`). The tools keep one connection per database file
+(opening one cost ~200 µs of a ~5 µs lookup), reopened whenever the path stops naming the file
+it was opened on (see `_KeptConnection`); `db.query` opens its own read-only one per call.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,18 +68,92 @@ TABLES: tuple[str, ...] = ("orders", "refund_drafts", "tickets", "outbox")
 _ORDER_KEY = {"orders": "order_id", "refund_drafts": "id", "tickets": "id", "outbox": "id"}
 
 
-@contextmanager
-def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
-    """One short-lived connection to an existing database; commits on success, always closes."""
+def _open(db_path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
     # mode=rw: a missing database is an error, never a silently created empty one.
-    conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=rw", uri=True, timeout=5.0)
+    conn = sqlite3.connect(
+        db_path.resolve().as_uri() + "?mode=rw",
+        uri=True,
+        timeout=5.0,
+        check_same_thread=check_same_thread,
+    )
     try:
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
+    """One short-lived connection to an existing database; commits on success, always closes."""
+    conn = _open(db_path)
+    try:
         with conn:
             yield conn
     finally:
         conn.close()
+
+
+def _identity(db_path: Path) -> tuple[int, ...]:
+    """What names the file's bytes from outside SQLite: a replaced file (new inode) or one
+    rewritten behind SQLite's back (size, mtime, ctime) gives another identity."""
+    st = os.stat(db_path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _KeptConnection:
+    """One connection to `db_path`, kept between tool calls and used under a lock.
+
+    Writes made through SQLite by other connections (the suite's backup-API restore, another
+    process) are seen by SQLite itself at the next transaction. What SQLite cannot see is the
+    path being pointed at another file (`os.replace`, delete and re-create) or the file's bytes
+    rewritten outside SQLite: so the file is stat'ed before every use and the connection is
+    reopened when its identity changed. The identity is taken on both sides of opening, and a
+    connection opened while it changed is never kept. A missing file is an error, as before.
+    """
+
+    def __init__(self, db_path: Path) -> None:
+        self._path = db_path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._identity: tuple[int, ...] | None = None
+
+    @contextmanager
+    def session(self) -> Iterator[sqlite3.Connection]:
+        """The kept connection in one transaction: committed on success, rolled back on error."""
+        with self._lock:
+            conn = self._current()
+            try:
+                with conn:
+                    yield conn
+            except ToolExecutionError:
+                raise  # a refusal the tool itself raised: the connection is fine
+            except BaseException:
+                self._drop()  # anything else may have left it unusable: start afresh next time
+                raise
+
+    def _current(self) -> sqlite3.Connection:
+        identity = _identity(self._path)  # FileNotFoundError for a missing database
+        if self._conn is not None and identity == self._identity:
+            return self._conn
+        self._drop()
+        conn = _open(self._path, check_same_thread=False)
+        try:
+            # Our own WAL checkpoints also move mtime: that only costs a reopen, never a read.
+            if _identity(self._path) != identity:
+                raise sqlite3.OperationalError(f"{self._path} changed while it was opened")
+        except BaseException:
+            conn.close()
+            raise
+        self._conn, self._identity = conn, identity
+        return conn
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            conn, self._conn, self._identity = self._conn, None, None
+            conn.close()
 
 
 def create_database(db_path: Path) -> None:
@@ -119,14 +196,16 @@ def _order(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:
     return dict(row)
 
 
-def lookup_order(db_path: Path, order_id: str) -> dict[str, Any]:
-    with connect(db_path) as conn:
+def lookup_order(db: _KeptConnection, order_id: str) -> dict[str, Any]:
+    with db.session() as conn:
         return _order(conn, order_id)
 
 
-def create_refund_draft(db_path: Path, order_id: str, amount: float, reason: str) -> dict[str, Any]:
+def create_refund_draft(
+    db: _KeptConnection, order_id: str, amount: float, reason: str
+) -> dict[str, Any]:
     """A draft only: no money moves. Refused for an unknown order or more than the order total."""
-    with connect(db_path) as conn:
+    with db.session() as conn:
         order = _order(conn, order_id)
         if amount > order["total"]:
             raise ToolExecutionError(
@@ -141,8 +220,8 @@ def create_refund_draft(db_path: Path, order_id: str, amount: float, reason: str
     return {"refund_draft_id": draft_id, "order_id": order_id, "amount": amount, "status": "draft"}
 
 
-def create_ticket(db_path: Path, title: str, body: str, priority: str) -> dict[str, Any]:
-    with connect(db_path) as conn:
+def create_ticket(db: _KeptConnection, title: str, body: str, priority: str) -> dict[str, Any]:
+    with db.session() as conn:
         cursor = conn.execute(
             "INSERT INTO tickets (title, body, priority) VALUES (?, ?, ?)", (title, body, priority)
         )
@@ -150,9 +229,9 @@ def create_ticket(db_path: Path, title: str, body: str, priority: str) -> dict[s
     return {"ticket_id": ticket_id, "title": title, "priority": priority}
 
 
-def queue_email(db_path: Path, to: str, subject: str, body: str) -> dict[str, Any]:
+def queue_email(db: _KeptConnection, to: str, subject: str, body: str) -> dict[str, Any]:
     """Queue the message in `outbox`. Nothing is sent: this is the demo's external effect."""
-    with connect(db_path) as conn:
+    with db.session() as conn:
         cursor = conn.execute(
             "INSERT INTO outbox (to_addr, subject, body) VALUES (?, ?, ?)", (to, subject, body)
         )
@@ -206,6 +285,7 @@ class QueryArgs(BaseModel):
 
 def business_tools(db_path: Path) -> list[LocalTool]:
     """The orders, refunds, tickets and email tools bound to one database file."""
+    db = _KeptConnection(db_path)
 
     @local_tool(
         "orders.lookup",
@@ -216,7 +296,7 @@ def business_tools(db_path: Path) -> list[LocalTool]:
         idempotent=True,
     )
     def orders_lookup(args: OrderLookupArgs) -> dict[str, Any]:
-        return lookup_order(db_path, args.order_id)
+        return lookup_order(db, args.order_id)
 
     @local_tool(
         "refunds.create_draft",
@@ -226,7 +306,7 @@ def business_tools(db_path: Path) -> list[LocalTool]:
         risk="medium",
     )
     def refunds_create_draft(args: RefundDraftArgs) -> dict[str, Any]:
-        return create_refund_draft(db_path, args.order_id, args.amount, args.reason)
+        return create_refund_draft(db, args.order_id, args.amount, args.reason)
 
     @local_tool(
         "tickets.create",
@@ -236,7 +316,7 @@ def business_tools(db_path: Path) -> list[LocalTool]:
         risk="low",
     )
     def tickets_create(args: TicketArgs) -> dict[str, Any]:
-        return create_ticket(db_path, args.title, args.body, args.priority)
+        return create_ticket(db, args.title, args.body, args.priority)
 
     @local_tool(
         "email.send",
@@ -248,7 +328,7 @@ def business_tools(db_path: Path) -> list[LocalTool]:
         external_side_effect=True,
     )
     def email_send(args: EmailArgs) -> dict[str, Any]:
-        return queue_email(db_path, args.to, args.subject, args.body)
+        return queue_email(db, args.to, args.subject, args.body)
 
     @local_tool(
         "db.query",

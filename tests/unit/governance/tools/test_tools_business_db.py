@@ -250,13 +250,6 @@ def test_a_missing_database_fails_the_call_and_is_not_recreated(
     assert not (ws / "business.sqlite").exists()
 
 
-def test_each_call_closes_its_connection(source: LocalToolSource, ws: Path) -> None:
-    for _ in range(3):
-        assert run(source, "tickets.create", title="t", body="b").ok
-    # With no connection left open, the last close checkpointed and removed the WAL file.
-    assert not (ws / "business.sqlite-wal").exists()
-
-
 def test_workspace_paths(tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "w")
     assert (ws.files_dir, ws.db_path) == (tmp_path / "w/files", tmp_path / "w/business.sqlite")
