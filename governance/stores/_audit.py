@@ -19,11 +19,9 @@ import json
 import operator
 import os
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 from governance.core._canonical import canonical_json, keyed_digest
@@ -35,9 +33,12 @@ from governance.stores._audit_verify import verify_stream
 from governance.stores._sqlite import (
     MEMORY,
     Durability,
+    SqliteStore,
     check_durability,
     is_memory,
     open_connection,
+    transaction,
+    utc_text,
 )
 
 _SCHEMA: Final = """
@@ -74,17 +75,21 @@ class AuditEvent:
 def _format_ts(now: dt.datetime) -> str:
     if now.tzinfo is None:
         raise ValueError("the clock returned a naive datetime; audit timestamps must be UTC")
-    return now.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return utc_text(now)
 
 
-class AuditLog:
+class AuditLog(SqliteStore):
     """An append-only, per-run hash-chained event log in one SQLite file (WAL).
 
     Safe to share between threads (one connection behind a lock) and between processes
     (`BEGIN IMMEDIATE` plus a busy timeout). `readonly=True` opens an existing file for
     verification without ever writing to it. `durability` is `fsync` (default) or `os`; the
     path `:memory:` (see `ephemeral`) keeps everything in memory, for scenario runs.
+    Reads fail as GovernanceError; writes as AuditWriteError (the firewall's "do not execute").
     """
+
+    _label = "audit log"
+    _error = GovernanceError
 
     def __init__(
         self,
@@ -101,8 +106,7 @@ class AuditLog:
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self._readonly = readonly
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        super().__init__()
         try:
             self._conn = self._connect(busy_timeout)
         except (sqlite3.Error, OSError) as exc:
@@ -157,23 +161,6 @@ class AuditLog:
         """What this log writes and expects: `hmac-sha256` with a key, `sha256` without."""
         return "hmac-sha256" if self._key else "sha256"
 
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> AuditLog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
         """A keyed digest of the raw arguments: provable later without storing them."""
         try:
@@ -217,9 +204,8 @@ class AuditLog:
         run_id: str,
         prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
     ) -> list[AuditEvent]:
-        conn.execute("BEGIN IMMEDIATE")
         out: list[AuditEvent] = []
-        try:
+        with transaction(conn):
             last = conn.execute(
                 "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
                 "ORDER BY seq DESC LIMIT 1",
@@ -252,21 +238,11 @@ class AuditLog:
                 prev_hash = digest
             conn.executemany(_INSERT, rows)  # one statement for the whole batch
             conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            raise
         return out
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        with self._lock:
-            if self._conn is None:
-                raise GovernanceError(f"audit log {self.path} is closed")
-            try:
-                return self._conn.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
+        with self._session("read it") as conn:
+            return conn.execute(sql, params).fetchall()
 
     def _rows(self, run_id: str) -> list[Any]:
         return self._query(
@@ -319,17 +295,12 @@ class AuditLog:
     @contextlib.contextmanager
     def _cursor(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Iterator[Any]]:
         """Rows one at a time under the lock (a long log never sits in memory as a list)."""
-        with self._lock:
-            if self._conn is None:
-                raise GovernanceError(f"audit log {self.path} is closed")
+        with self._session("read it") as conn:
+            cursor = conn.execute(sql, params)
             try:
-                cursor = self._conn.execute(sql, params)
-                try:
-                    yield cursor
-                finally:
-                    cursor.close()
-            except sqlite3.Error as exc:
-                raise GovernanceError(f"cannot read audit log {self.path}: {exc}") from exc
+                yield cursor
+            finally:
+                cursor.close()
 
 
 def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
