@@ -35,14 +35,12 @@ from pydantic import (
     field_validator,
 )
 
-from governance.config._problems import first_and_rest
+from governance.config._problems import first_and_rest, located, schema_message
 from governance.config._schema_files import render_json, schema_document, write_atomic
 from governance.config._text import read_capped
 from governance.config._yaml_lines import (
     Loc,
-    data_loc,
     decode_text,
-    format_loc,
     load_yaml_with_lines,
 )
 from governance.core._contracts import ActionType, Risk
@@ -322,36 +320,26 @@ def _clean_loc(loc: Loc) -> Loc:
 
 def _message(error: Mapping[str, Any], shown: Loc) -> str:
     kind = error["type"]
-    if kind == "extra_forbidden":
-        return (
-            f"unknown key {shown[-1]!r}: remove it or fix its spelling "
-            f"(the schema is governance/data/{SCHEMA_PATH.name})"
-        )
-    if kind == "missing":
-        return f"missing required key {shown[-1]!r}"
     if kind == "union_tag_not_found":
         return "missing required key 'transport': write `transport: stdio` or `transport: http`"
     if kind == "union_tag_invalid":
         return "transport must be 'stdio' or 'http'"
-    return str(error["msg"]).removeprefix("Value error, ")
+    return schema_message(error, shown, SCHEMA_PATH.name)
+
+
+def _locate(error: Mapping[str, Any]) -> Loc:
+    loc = _clean_loc(tuple(error["loc"]))
+    if error["type"] == "union_tag_invalid":
+        loc = (*loc, "transport")  # point at the bad value, not at the server
+    return loc
 
 
 def _validation_error(
     exc: ValidationError, data: Any, path: str, lines: dict[Loc, int]
 ) -> McpConfigError:
-    found: list[tuple[int, str]] = []
-    seen: set[str] = set()
-    for error in exc.errors(include_url=False):
-        loc = _clean_loc(tuple(error["loc"]))
-        if error["type"] == "union_tag_invalid":
-            loc = (*loc, "transport")  # point at the bad value, not at the server
-        shown, existing = data_loc(data, loc)
-        where = format_loc(shown)
-        if where in seen:
-            continue
-        seen.add(where)
-        text = _message(error, shown)
-        found.append((lines.get(existing, 1), f"{where}: {text}" if where else text))
+    found = located(
+        exc.errors(include_url=False), data, lines, locate=_locate, message=_message
+    )
     return McpConfigError(path, *first_and_rest(path, found))
 
 

@@ -15,12 +15,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance.config._problems import first_and_rest
+from governance.config._problems import first_and_rest, located, schema_message
 from governance.config._yaml_lines import (
     Loc,
-    data_loc,
     decode_text,
-    format_loc,
     load_yaml_with_lines,
 )
 from governance.core._errors import PolicyError
@@ -29,37 +27,22 @@ from governance.policy._model import SCHEMA_PATH, LocatedValueError, PolicyModel
 from governance.policy._model import policy_json_schema as policy_json_schema
 
 
-def _message(error: Mapping[str, Any], shown: Loc) -> str:
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        return (
-            f"unknown key {shown[-1]!r}: remove it or fix its spelling "
-            f"(the schema is governance/data/{SCHEMA_PATH.name})"
-        )
-    if kind == "missing":
-        return f"missing required key {shown[-1]!r}"
-    message = str(error["msg"])
-    return message.removeprefix("Value error, ")
+def _locate(error: Mapping[str, Any]) -> Loc:
+    loc: Loc = tuple(error["loc"])
+    cause = (error.get("ctx") or {}).get("error")
+    return (*loc, *cause.loc) if isinstance(cause, LocatedValueError) else loc
 
 
 def _validation_error(
     exc: ValidationError, data: Any, path: str, lines: dict[Loc, int]
 ) -> PolicyError:
-    found: list[tuple[int, str]] = []
-    seen: set[str] = set()
-    for error in exc.errors(include_url=False):
-        loc: Loc = tuple(error["loc"])
-        cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, LocatedValueError):
-            loc = (*loc, *cause.loc)
-        shown, existing = data_loc(data, loc)
-        where = format_loc(shown)
-        if where in seen:
-            continue  # one message per location is enough
-        seen.add(where)
-        line = lines.get(existing, 1)
-        text = _message(error, shown)
-        found.append((line, f"{where}: {text}" if where else text))
+    found = located(
+        exc.errors(include_url=False),
+        data,
+        lines,
+        locate=_locate,
+        message=lambda error, shown: schema_message(error, shown, SCHEMA_PATH.name),
+    )
     return PolicyError(path, *first_and_rest(path, found))
 
 
