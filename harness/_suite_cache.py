@@ -162,18 +162,43 @@ class SuiteCache:
         return config, content.hexdigest()
 
     def close(self) -> None:
-        """Remove the scratch and stop the shared MCP servers, side by side: each waits for its
-        server to exit after its stdin closes (~0.1 s), so one at a time would add up."""
+        """Stop the shared MCP servers (side by side) and remove the scratch."""
+        try:
+            _stop_all(self._take_mcp_sources())
+        finally:
+            self._close_scratch()
+
+    def close_in_background(self) -> threading.Thread | None:
+        """`close`, with the MCP servers stopped in a (non-daemon) thread, so a suite's scoring
+        and reports do not wait for them to exit; the interpreter still waits for the thread
+        before it exits, so no server outlives the run. The thread, or None without servers."""
+        sources = self._take_mcp_sources()
+        self._close_scratch()
+        if not sources:
+            return None
+        closer = threading.Thread(target=_stop_all, args=(sources,), name="proctor-mcp-close")
+        closer.start()
+        return closer
+
+    def _take_mcp_sources(self) -> list[McpToolSource]:
         sources = [source for found in self._mcp.values() for source in found]
         self._mcp.clear()
-        closers = [threading.Thread(target=source.close) for source in sources[1:]]
+        return sources
+
+    def _close_scratch(self) -> None:
+        self._template_db.close()
+        self._scratch.cleanup()
+
+
+def _stop_all(sources: Sequence[McpToolSource]) -> None:
+    """Close every source side by side: each waits for its server to exit after its stdin
+    closes (~0.1 s), so one at a time would add up."""
+    closers = [threading.Thread(target=source.close) for source in sources[1:]]
+    for closer in closers:
+        closer.start()
+    try:
+        if sources:
+            sources[0].close()
+    finally:
         for closer in closers:
-            closer.start()
-        try:
-            if sources:
-                sources[0].close()
-        finally:
-            for closer in closers:
-                closer.join()
-            self._template_db.close()
-            self._scratch.cleanup()
+            closer.join()

@@ -110,7 +110,7 @@ def _serial(
         for loaded in scenarios:
             yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
     finally:
-        cache.close()
+        cache.close_in_background()  # scoring starts while the servers exit
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import harness._suite_workers as workers
+from governance import McpToolSource
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._scenario_load import LoadedScenario
@@ -188,3 +189,28 @@ def test_a_serial_suite_starts_its_mcp_servers_before_running_its_first_scenario
     run_checked_suite(suite, provider=ProviderChoice())
     assert order[0] == "prestart:demo-mapped.yaml,demo.yaml"
     assert order[1:] == [item.scenario.id for item in suite]
+
+
+def test_a_serial_suite_stops_its_mcp_servers_in_the_background_and_none_outlives_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    suite = load_checked_suite([SCENARIOS / "mcp" / "demo.yaml"])
+    seen: list[tuple[list[McpToolSource], threading.Thread | None]] = []
+    real_close = SuiteCache.close_in_background
+
+    def close_in_background(self: SuiteCache) -> threading.Thread | None:
+        sources = [source for found in self._mcp.values() for source in found]
+        pids = [source.pid for source in sources]
+        assert all(pid is not None for pid in pids)  # the servers still run at this point
+        seen.append((sources, real_close(self)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(SuiteCache, "close_in_background", close_in_background)
+    monkeypatch.chdir(REPO)
+    run_checked_suite(suite, provider=ProviderChoice())
+    ((sources, closer),) = seen
+    assert len(sources) == 2 and closer is not None
+    closer.join(timeout=30)
+    assert not closer.is_alive()
+    assert [source.status.state for source in sources] == ["closed", "closed"]
+    assert [source.pid for source in sources] == [None, None]
