@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
-import multiprocessing
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +42,6 @@ from harness._scenario_load import (
 from harness._spans import ApprovalSpan
 from harness._suite_cache import SuiteCache
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
-from harness._trace_store import StoredTraces
 from harness.providers import Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
 
@@ -316,55 +312,3 @@ def _apply_review(gateway: Gateway, review: Review, approval_id: str, clock: Man
         return "edit_refused"
     except SelfApprovalError:
         return "self_approval_refused"
-
-
-def _run_one(args: tuple[LoadedScenario, str, ProviderChoice]) -> str:
-    """A -j worker's unit of work: the trace as JSON (what crosses the process boundary)."""
-    loaded, run_id, provider = args
-    return run_scenario(loaded, run_id=run_id, provider=provider).model_dump_json()
-
-
-def run_suite(
-    scenarios: Sequence[LoadedScenario],
-    *,
-    run_id: str,
-    provider: ProviderChoice,
-    jobs: int = 1,
-    progress: Callable[[int, int, Trace], None] | None = None,
-    store: StoredTraces | None = None,
-) -> Sequence[Trace]:
-    """Every scenario, in suite order; `jobs > 1` runs them in separate processes.
-
-    With `store`, each trace goes to its file as its scenario finishes and none is kept in
-    memory: the store is returned (it reads them back one at a time).
-    """
-    traces: list[Trace] = []
-    for n, trace in enumerate(_traces(scenarios, run_id, provider, jobs), start=1):
-        if store is not None:
-            store.add(trace)
-        else:
-            traces.append(trace)
-        if progress:
-            progress(n, len(scenarios), trace)
-    return store if store is not None else traces
-
-
-def _traces(
-    scenarios: Sequence[LoadedScenario], run_id: str, provider: ProviderChoice, jobs: int
-) -> Iterator[Trace]:
-    """The traces in suite order, each as soon as it (and every one before it) is done."""
-    if jobs <= 1:
-        cache = SuiteCache()
-        try:
-            for loaded in scenarios:
-                yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
-        finally:
-            cache.close()
-        return
-    work = [(loaded, run_id, provider) for loaded in scenarios]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        # A chunk per task keeps the round trips down; results still come back in order.
-        chunk = max(1, min(32, len(work) // (jobs * 8)))
-        for raw in pool.map(_run_one, work, chunksize=chunk):
-            yield Trace.model_validate_json(raw)

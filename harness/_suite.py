@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,13 @@ from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
-from harness._scenario_runner import ProviderChoice, identity_record, run_suite
+from harness._scenario_runner import ProviderChoice, identity_record
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
 from harness._suite_check import mcp_registry as mcp_registry
 from harness._suite_check import registry_for
+from harness._suite_workers import Progress, run_suite
 from harness._trace import Trace
 from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
 from harness.providers._replay import ReplayProvider
@@ -290,7 +291,7 @@ def run_checked_suite(
     provider: ProviderChoice,
     jobs: int = 1,
     run_id: str | None = None,
-    progress: Callable[[int, int, Trace], None] | None = None,
+    progress: Progress | None = None,
     trace_dir: Path | None = None,
 ) -> SuiteRun:
     """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish

@@ -18,13 +18,15 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import threading
+from collections.abc import Sequence
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from governance import Policy
 from governance.config import decode_text
-from governance.core import PolicyError
+from governance.core import ConfigError, PolicyError
 from governance.policy import parse_policy
 from governance.tools import LocalToolSource, Workspace, builtin_tools
 
@@ -107,22 +109,40 @@ class SuiteCache:
 
     # -- MCP servers (one session per worker for stateless configs) ---------------------------
 
+    def prestart_mcp(self, configs: Sequence[Path]) -> None:
+        """Start the servers of every stateless config in `configs` without waiting for them:
+        they boot (a Python process each, ~0.5 s) while the scenarios before theirs run. A
+        config that is not stateless, or cannot be read, is left to its first scenario."""
+        for config in configs:
+            try:
+                self._mcp_sources(config, wait=False)
+            except (ConfigError, OSError):
+                continue  # the scenario that uses it reports the problem when it runs
+
     def shared_mcp_sources(self, config: Path) -> list[McpToolSource] | None:
         """The MCP sources of `config` kept for every scenario of this worker, when each of its
         servers declares `stateless: true`; None otherwise (the gateway starts its own).
 
         Keyed by the config's and lock's bytes, so an edited file starts new servers.
         """
-        from governance import load_mcp_config, load_pins, open_mcp_sources
+        return self._mcp_sources(config, wait=True)
+
+    def _mcp_sources(self, config: Path, *, wait: bool) -> list[McpToolSource] | None:
+        from governance import McpToolSource, load_mcp_config, load_pins
 
         key = self._mcp_key(config)
         found = self._mcp.get(key)
-        if found is not None:
-            return found
-        mcp = load_mcp_config(config)
-        if not all(spec.stateless for spec in mcp.servers):
-            return None
-        found = self._mcp[key] = open_mcp_sources(mcp, load_pins(mcp.lock_path))
+        if found is None:
+            mcp = load_mcp_config(config)
+            if not all(spec.stateless for spec in mcp.servers):
+                return None
+            pins = load_pins(mcp.lock_path)
+            found = self._mcp[key] = [McpToolSource(spec, pins=pins) for spec in mcp.servers]
+            for source in found:
+                source.begin()  # side by side: each waits for its server below, or later
+        if wait:
+            for source in found:
+                source.wait_started()  # a no-op once it is up (or failed)
         return found
 
     def release_mcp_sources(self, config: Path) -> None:
@@ -142,9 +162,43 @@ class SuiteCache:
         return config, content.hexdigest()
 
     def close(self) -> None:
-        for sources in self._mcp.values():
-            for source in sources:
-                source.close()
+        """Stop the shared MCP servers (side by side) and remove the scratch."""
+        try:
+            _stop_all(self._take_mcp_sources())
+        finally:
+            self._close_scratch()
+
+    def close_in_background(self) -> threading.Thread | None:
+        """`close`, with the MCP servers stopped in a (non-daemon) thread, so a suite's scoring
+        and reports do not wait for them to exit; the interpreter still waits for the thread
+        before it exits, so no server outlives the run. The thread, or None without servers."""
+        sources = self._take_mcp_sources()
+        self._close_scratch()
+        if not sources:
+            return None
+        closer = threading.Thread(target=_stop_all, args=(sources,), name="proctor-mcp-close")
+        closer.start()
+        return closer
+
+    def _take_mcp_sources(self) -> list[McpToolSource]:
+        sources = [source for found in self._mcp.values() for source in found]
         self._mcp.clear()
+        return sources
+
+    def _close_scratch(self) -> None:
         self._template_db.close()
         self._scratch.cleanup()
+
+
+def _stop_all(sources: Sequence[McpToolSource]) -> None:
+    """Close every source side by side: each waits for its server to exit after its stdin
+    closes (~0.1 s), so one at a time would add up."""
+    closers = [threading.Thread(target=source.close) for source in sources[1:]]
+    for closer in closers:
+        closer.start()
+    try:
+        if sources:
+            sources[0].close()
+    finally:
+        for closer in closers:
+            closer.join()

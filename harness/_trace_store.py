@@ -67,6 +67,32 @@ class TraceFacts:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenTrace:
+    """A trace as its file was written: what the run keeps of it (small enough to cross a
+    process boundary, so a -j worker writes the file and sends only this)."""
+
+    scenario_id: str
+    facts: TraceFacts
+    provider: dict[str, Any]
+    live: bool
+
+    @property
+    def status(self) -> str:
+        return self.facts.status
+
+
+def write_trace(path: Path, trace: Trace) -> WrittenTrace:
+    """Write `trace`'s canonical bytes to `path`; what a `StoredTraces` keeps of it."""
+    path.write_bytes(trace.canonical())
+    return WrittenTrace(
+        scenario_id=trace.scenario_id,
+        facts=TraceFacts.of(trace),
+        provider=trace.provider.model_dump(mode="json"),
+        live=trace.provider.live,
+    )
+
+
 def provider_records(traces: Sequence[Trace]) -> list[dict[str, Any]]:
     """Each distinct provider record (name, model, live) in trace order."""
     if isinstance(traces, StoredTraces):
@@ -94,20 +120,30 @@ class StoredTraces(Sequence[Trace]):
         directory.mkdir(parents=True, exist_ok=True)
 
     def add(self, trace: Trace) -> None:
-        sid = trace.scenario_id
+        name = self._names.get(trace.scenario_id)
+        if name is None:
+            raise HarnessError(f"scenario {trace.scenario_id!r} has no trace file name in this run")
+        if trace.scenario_id in self._digests:
+            raise HarnessError(f"two traces share a scenario id: {trace.scenario_id}")
+        self.adopt(write_trace(self.directory / name, trace))
+
+    def name_of(self, scenario_id: str) -> str | None:
+        """The file name the trace of `scenario_id` goes to (a -j worker writes it there)."""
+        return self._names.get(scenario_id)
+
+    def adopt(self, written: WrittenTrace) -> None:
+        """Take in a trace already written to its file (by `add`, or by a -j worker)."""
+        sid = written.scenario_id
         if sid in self._digests:
             raise HarnessError(f"two traces share a scenario id: {sid}")
-        name = self._names.get(sid)
-        if name is None:
+        if sid not in self._names:
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
-        (self.directory / name).write_bytes(trace.canonical())
         self._order.append(sid)
-        digest = self._digests[sid] = trace.digest
-        self._facts[sid] = TraceFacts.of(trace, digest)
-        provider = trace.provider.model_dump(mode="json")
-        if provider not in self.providers:
-            self.providers.append(provider)
-        self.live = self.live or trace.provider.live
+        self._digests[sid] = written.facts.digest
+        self._facts[sid] = written.facts
+        if written.provider not in self.providers:
+            self.providers.append(dict(written.provider))
+        self.live = self.live or written.live
 
     def facts(self, scenario_id: str) -> TraceFacts | None:
         return self._facts.get(scenario_id)

@@ -9,7 +9,7 @@ import click
 from harness import _exit_codes as codes
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
-from harness._trace import Trace
+from harness._suite_workers import Finished
 from harness.cli._eval_common import (
     acknowledgements,
     baseline_from_file,
@@ -133,5 +133,5 @@ def run_command(
     return finish(result, report_dir, fail_on_drift=fail_on_drift)
 
 
-def _progress(done: int, total: int, trace: Trace) -> None:
+def _progress(done: int, total: int, trace: Finished) -> None:
     click.echo(f"[{done:>3}/{total}] {trace.scenario_id:<48} {trace.status}", err=True)
