@@ -100,9 +100,10 @@ class StoredTraces(Sequence[Trace]):
         name = self._names.get(sid)
         if name is None:
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
-        (self.directory / name).write_bytes(trace.canonical())
+        raw, digest = trace.canonical_with_digest()
+        (self.directory / name).write_bytes(raw)
         self._order.append(sid)
-        digest = self._digests[sid] = trace.digest
+        self._digests[sid] = digest
         self._facts[sid] = TraceFacts.of(trace, digest)
         provider = trace.provider.model_dump(mode="json")
         if provider not in self.providers:

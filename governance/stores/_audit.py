@@ -37,6 +37,7 @@ from governance.stores._sqlite import (
     Durability,
     check_durability,
     is_memory,
+    memory_database,
     open_connection,
 )
 
@@ -53,6 +54,12 @@ CREATE TABLE IF NOT EXISTS audit_events (
     PRIMARY KEY (run_id, seq)
 )
 """
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
+
+
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
 _INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -135,6 +142,8 @@ class AuditLog:
         if self._readonly:
             if is_memory(self.path) or not self.path.is_file():
                 raise OSError(f"no such file: {self.path}")
+        if is_memory(self.path):
+            return memory_database("audit", _create_schema)
         # fsync: an event is on disk before the call it guards may run (governance.stores._sqlite).
         conn = open_connection(
             self.path,
@@ -146,7 +155,7 @@ class AuditLog:
             if self._readonly:
                 conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
             else:
-                conn.execute(_SCHEMA)
+                _create_schema(conn)
         except BaseException:
             conn.close()
             raise

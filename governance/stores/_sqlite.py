@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final, Literal, get_args
 
@@ -64,6 +65,41 @@ def open_connection(
     try:
         conn.execute("PRAGMA journal_mode = WAL").fetchall()
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[check_durability(durability)]}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+# Per process (a forked child builds its own): the schema name -> a pristine database to copy.
+_TEMPLATES: dict[tuple[int, str], sqlite3.Connection] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def memory_database(
+    schema: str, create: Callable[[sqlite3.Connection], None]
+) -> sqlite3.Connection:
+    """A new, private `:memory:` database holding exactly what `create` makes in an empty one.
+
+    `create` runs once per process and `schema` name, on a template database; each call then
+    copies the template's pages (SQLite's backup API, ~15 µs) instead of running the DDL again
+    (~50-300 µs a store). The copy shares nothing with the template or with other copies.
+    Connection settings (PRAGMAs other than the schema's own) are not copied: set them after.
+    """
+    key = (os.getpid(), schema)
+    conn = sqlite3.connect(MEMORY, isolation_level=None, check_same_thread=False)
+    try:
+        with _TEMPLATES_LOCK:
+            template = _TEMPLATES.get(key)
+            if template is None:
+                template = sqlite3.connect(MEMORY, isolation_level=None, check_same_thread=False)
+                try:
+                    create(template)
+                except BaseException:
+                    template.close()
+                    raise
+                _TEMPLATES[key] = template
+            template.backup(conn)
     except BaseException:
         conn.close()
         raise
