@@ -1,5 +1,6 @@
-"""Memory stores start from a copy of a pristine database built once per process: each copy is
-private, complete, and keeps its connection settings."""
+"""Memory stores start from a copy of a pristine database built once per process, or from one
+an earlier store closed, emptied: each is private, complete, and keeps its connection settings;
+one whose schema changed is never reused."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from governance.core._contracts import Principal
+from governance.stores import _sqlite
 from governance.stores._approvals import ApprovalStore
 from governance.stores._audit import AuditLog
 from governance.stores._budgets import BudgetStore
@@ -110,3 +112,86 @@ def test_ephemeral_audit_and_budget_stores_start_empty_after_others_were_used() 
     budgets = BudgetStore.ephemeral()
     assert budgets.ledger() == [] and budgets.resets() == []
     budgets.close()
+
+
+def test_a_closed_database_is_reused_emptied_with_its_counters_reset(
+    request: pytest.FixtureRequest,
+) -> None:
+    name = f"test-{request.node.name}"
+    create = _create_counter([])
+    first = memory_database(name, create)
+    first.execute("INSERT INTO t (v) VALUES ('one'), ('two')")
+    first.execute("BEGIN")
+    first.execute("INSERT INTO t (v) VALUES ('uncommitted')")
+    first.close()
+    again = memory_database(name, create)
+    try:
+        assert again is first, "kept warm for the next store of the schema"
+        assert not again.in_transaction
+        assert again.execute("SELECT count(*) FROM t").fetchone() == (0,)
+        again.execute("INSERT INTO t (v) VALUES ('fresh')")
+        assert again.execute("SELECT id FROM t").fetchall() == [(1,)]
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "CREATE TABLE extra (x)",
+        "CREATE TEMP TABLE scratch (x)",
+        "CREATE INDEX t_v ON t (v)",
+    ],
+)
+def test_a_database_whose_schema_changed_is_closed_not_reused(
+    request: pytest.FixtureRequest, change: str
+) -> None:
+    name = f"test-{request.node.name}"
+    create = _create_counter([])
+    first = memory_database(name, create)
+    first.execute(change)
+    first.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        first.execute("SELECT 1")
+    second = memory_database(name, create)
+    try:
+        assert second is not first
+        names = second.execute("SELECT name FROM sqlite_master").fetchall()
+        assert sorted(row[0] for row in names) == ["sqlite_sequence", "t"]
+        assert second.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+    finally:
+        second.close()
+
+
+def test_at_most_a_few_idle_databases_are_kept(request: pytest.FixtureRequest) -> None:
+    name = f"test-{request.node.name}"
+    create = _create_counter([])
+    opened = [memory_database(name, create) for _ in range(10)]
+    for conn in opened:
+        conn.close()
+    closed = 0
+    for conn in opened:
+        try:
+            conn.execute("SELECT 1")
+        except sqlite3.ProgrammingError:
+            closed += 1
+    assert closed == 10 - _sqlite._POOL_SIZE
+
+
+def test_stores_opened_one_after_another_see_nothing_of_each_other() -> None:
+    for n in range(3):
+        audit = AuditLog.ephemeral()
+        assert audit.run_ids() == []
+        assert audit.append("run-1", "note", {"n": n}).seq == 1
+        audit.close()
+        approvals = ApprovalStore.ephemeral()
+        assert approvals.list() == []
+        made = approvals.create(
+            run_id="r", call_id="c1", tool="fs.delete", arguments={"path": "a"},
+            arguments_digest="sha256:" + "a" * 64, principal=ALICE,
+            policy_digest="sha256:" + "p" * 64, rule_ids=("x",), reason="rule:x", risk="high",
+        )  # fmt: skip
+        assert made.id == "apr-1"
+        with approvals._session("test") as conn:
+            assert conn.execute("PRAGMA secure_delete").fetchone() == (1,)
+        approvals.close()
