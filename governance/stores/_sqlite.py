@@ -80,7 +80,6 @@ class _Template:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.version = _schema_version(conn)
         names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
         self.tables = tuple(str(row[0]) for row in names)
         self.idle: list[_MemoryConnection] = []
@@ -91,14 +90,16 @@ class _Template:
         try:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            if _schema_version(conn) != self.version or conn.execute(
+            if _schema_version(conn) != conn._version or conn.execute(
                 "SELECT count(*) FROM temp.sqlite_master"
             ).fetchone() != (0,):
                 return False
-            conn.execute("BEGIN IMMEDIATE")
-            for table in self.tables:  # sqlite_sequence too: AUTOINCREMENT starts again at 1
-                conn.execute(f'DELETE FROM "{table}"')
-            conn.execute("COMMIT")
+            if not self._emptied(conn):
+                # A table that refuses deletes (the budget ledger's evidence triggers): the
+                # template's pages go over it instead, as if it had been closed and copied anew.
+                with _TEMPLATES_LOCK:
+                    self.conn.backup(conn)
+                conn._version = _schema_version(conn)
         except sqlite3.Error:
             return False
         with _TEMPLATES_LOCK:
@@ -108,12 +109,27 @@ class _Template:
         return True
 
 
+    def _emptied(self, conn: sqlite3.Connection) -> bool:
+        """Delete every row (statements stay compiled), or change nothing and say so."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for table in self.tables:  # sqlite_sequence too: AUTOINCREMENT starts again at 1
+                conn.execute(f'DELETE FROM "{table}"')
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return False
+        return True
+
+
 class _MemoryConnection(sqlite3.Connection):
     """A private `:memory:` database of one schema. `close()` empties it and hands it back to
     its schema's pool, so the next store of that schema finds its statements already compiled
     (the sqlite3 module's per-connection cache); nobody else holds it in between."""
 
     _home: _Template | None = None
+    _version = -1  # its schema cookie when handed out (a backup sets the cookie its own way)
 
     def close(self) -> None:
         home, self._home = self._home, None
@@ -167,6 +183,7 @@ def memory_database(
     try:
         with _TEMPLATES_LOCK:
             template.conn.backup(conn)
+        conn._version = _schema_version(conn)
     except BaseException:
         conn.close()
         raise

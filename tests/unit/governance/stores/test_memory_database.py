@@ -4,19 +4,22 @@ one whose schema changed is never reused."""
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Callable
 
 import pytest
 
-from governance.core._contracts import Principal
+from governance.core._clock import ManualClock
+from governance.core._contracts import Principal, ToolCall
 from governance.stores import _sqlite
 from governance.stores._approvals import ApprovalStore
 from governance.stores._audit import AuditLog
-from governance.stores._budgets import BudgetStore
+from governance.stores._budgets import Budget, BudgetReservation, BudgetStore
 from governance.stores._sqlite import memory_database
 
 ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
+T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _create_counter(calls: list[int]) -> Callable[[sqlite3.Connection], None]:
@@ -195,3 +198,12 @@ def test_stores_opened_one_after_another_see_nothing_of_each_other() -> None:
         with approvals._session("test") as conn:
             assert conn.execute("PRAGMA secure_delete").fetchone() == (1,)
         approvals.close()
+        # The ledger refuses deletes (its rows are evidence): the template is copied over it.
+        budgets = BudgetStore.ephemeral(clock=ManualClock(T0))
+        assert budgets.ledger() == [] and budgets.resets() == []
+        call = ToolCall("c1", "fs.delete", {"path": "x"}, "run-1", ALICE)
+        budget = Budget("b", "", "agent_run", 5, 3600, ("destructive",), ())
+        assert isinstance(budgets.reserve(call, "destructive", [budget]), BudgetReservation)
+        budgets.reset(budget_id="b", key="run-1", by="ops", approved_by="lead", reason="test")
+        assert [row.id for row in budgets.ledger()] == [1]
+        budgets.close()
