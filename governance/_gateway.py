@@ -101,9 +101,13 @@ class Gateway(Closing):
         self.budgets: BudgetBackend
         self._open_stores(approval_ttl_seconds, audit_key_from_env)
         # Before any traffic: requests whose waiting process died are failed closed, and rows a
-        # crash left disagreeing with the audit chain are settled and reported.
-        self.reconciled = self.approvals.reconcile()
-        self.in_doubt: list[InDoubt] = reconcile_with_audit(self.approvals, self.audit)
+        # crash left disagreeing with the audit chain are settled and reported. Memory stores
+        # were created empty just now, for this gateway alone: nobody left anything in them.
+        self.reconciled: list[str] = []
+        self.in_doubt: list[InDoubt] = []
+        if self.store.kind != "memory":
+            self.reconciled = self.approvals.reconcile()
+            self.in_doubt = reconcile_with_audit(self.approvals, self.audit)
         all_sources: list[ToolSource] = [builtin_tools(self.workspace)] if builtin else []
         all_sources.extend(sources)
         if mcp is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from governance import (
     ToolCall,
     canonical_path,
 )
-from governance.stores import BudgetResetRefused, SelfApprovalError
+from governance.stores import BudgetResetRefused, SelfApprovalError, StoreSpec
 from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState
 from harness._scenario import Review, Scenario
@@ -65,6 +64,7 @@ class ProviderChoice:
         return OpenAIProvider(self.settings)
 
 
+_MEMORY_STORE = StoreSpec("memory")
 _PROCESS_CACHE: SuiteCache | None = None
 _PROCESS_LOCK = threading.Lock()
 
@@ -103,7 +103,7 @@ def open_scenario_gateway(
         builtin=False,
         mcp_config=mcp_config if shared is None else None,
         policy=policy if policy is not None else cache.policy(policy_path),
-        store="memory:",  # a scenario's approvals, budgets and audit live and die with it
+        store=_MEMORY_STORE,  # a scenario's approvals, budgets and audit live and die with it
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
     )
 
@@ -158,7 +158,6 @@ def _run_scenario(
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
     finally:
-        shutil.rmtree(gateway.state_dir, ignore_errors=True)
         if (mcp_config := resolve_mcp_config(loaded)) is not None:
             cache.release_mcp_sources(mcp_config)  # MCP: a session that is not pristine goes
     return Trace(

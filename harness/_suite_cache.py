@@ -20,7 +20,6 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Sequence
-from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,7 @@ from governance.config import decode_text
 from governance.core import ConfigError, PolicyError
 from governance.policy import parse_policy
 from governance.tools import LocalToolSource, Workspace, builtin_tools
+from harness._file_tree import FileTree
 
 if TYPE_CHECKING:
     from governance import McpToolSource
@@ -51,10 +51,10 @@ class SuiteCache:
         self._scratch = tempfile.TemporaryDirectory(prefix="proctor-suite-", dir=scratch_parent())
         root = Path(self._scratch.name)
         self._policies: dict[tuple[Path, str], Policy] = {}
-        self._states = count(1)
+        self._state = root / "state"
         # The template: seeded once, exactly as a fresh gateway would seed its workspace.
         template = Workspace(root / "template").ensure()
-        self._template_files = template.files_dir
+        self._template_files = FileTree.read(template.files_dir)
         self._template_db = sqlite3.connect(":memory:")
         source = sqlite3.connect(template.db_path)
         try:
@@ -63,6 +63,9 @@ class SuiteCache:
             source.close()
         # The workspace every scenario of this process runs in, reset before each one.
         self.workspace = Workspace(root / "workspace").ensure()
+        # Held open so `PRAGMA data_version` tells whether a scenario committed to it.
+        self._db = sqlite3.connect(self.workspace.db_path, check_same_thread=False)
+        self._db_version: int | None = None  # unknown: the first reset restores
         self._builtin = builtin_tools(self.workspace.root)
         self._root = root
         self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
@@ -87,23 +90,33 @@ class SuiteCache:
         return self._builtin
 
     def fresh_workspace(self) -> Workspace:
-        """Restore the workspace to the template: every file and row a scenario left is gone."""
-        files = self.workspace.files_dir
-        if files.is_symlink() or files.is_file():
-            files.unlink()
-        elif files.exists():
-            shutil.rmtree(files)
-        shutil.copytree(self._template_files, files, symlinks=True)
-        target = sqlite3.connect(self.workspace.db_path)
-        try:
-            self._template_db.backup(target)
-        finally:
-            target.close()
+        """Restore the workspace to the template: every file and row a scenario left is gone.
+
+        Only what differs is rewritten: the files are compared with the template's (type,
+        mode, bytes), the database is copied again when another connection committed to it
+        since the last reset (`PRAGMA data_version`, which SQLite bumps for exactly that).
+        """
+        self._template_files.restore(self.workspace.files_dir)
+        version = self._data_version()
+        if version != self._db_version:
+            self._template_db.backup(self._db)
+            self._db_version = self._data_version()
         return self.workspace
 
+    def _data_version(self) -> int:
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def new_state_dir(self) -> Path:
-        """An empty directory for one scenario's gateway stores."""
-        path = self._root / f"state-{next(self._states)}"
+        """An empty directory for one scenario's gateway. The same path every time: a gateway
+        on the memory store writes nothing there, so it is emptied only when it is not empty."""
+        path = self._state
+        if path.is_dir() and not path.is_symlink():
+            with os.scandir(path) as entries:
+                if next(entries, None) is None:
+                    return path
+            shutil.rmtree(path)
+        elif path.is_symlink() or path.exists():
+            path.unlink()
         path.mkdir()
         return path
 
@@ -187,6 +200,7 @@ class SuiteCache:
 
     def _close_scratch(self) -> None:
         self._template_db.close()
+        self._db.close()
         self._scratch.cleanup()
 
 

@@ -93,3 +93,10 @@ class Trace(_Model):
     @property
     def digest(self) -> str:
         return digest(self.stable_dict())
+
+    def canonical_with_digest(self) -> tuple[bytes, str]:
+        """`canonical()` and `digest` from one dump of the model (a trace is written once)."""
+        data = self.model_dump(mode="json")
+        raw = canonical_json(data)
+        data.pop("run_id")
+        return raw, digest(data)

@@ -84,10 +84,11 @@ class WrittenTrace:
 
 def write_trace(path: Path, trace: Trace) -> WrittenTrace:
     """Write `trace`'s canonical bytes to `path`; what a `StoredTraces` keeps of it."""
-    path.write_bytes(trace.canonical())
+    raw, digest = trace.canonical_with_digest()  # one dump for the file and its digest
+    path.write_bytes(raw)
     return WrittenTrace(
         scenario_id=trace.scenario_id,
-        facts=TraceFacts.of(trace),
+        facts=TraceFacts.of(trace, digest),
         provider=trace.provider.model_dump(mode="json"),
         live=trace.provider.live,
     )

@@ -44,10 +44,25 @@ def process_token(pid: int) -> str | None:
     return f"{pid}:{started}"
 
 
+# (pid, token) of this process once read: its start time never changes, but a forked child
+# has another pid, so the pid is checked on every call (and the child reads its own).
+_CURRENT: tuple[int, str] | None = None
+
+
 def current_process_token() -> str:
-    """This process's token: `"<pid>:<start ticks>"`, or `"<pid>"` where /proc is missing."""
+    """This process's token: `"<pid>:<start ticks>"`, or `"<pid>"` where /proc is missing.
+
+    /proc is read once per process (stores ask on every held call and start-up sweep)."""
+    global _CURRENT
     pid = os.getpid()
-    return process_token(pid) or str(pid)
+    known = _CURRENT
+    if known is not None and known[0] == pid:
+        return known[1]
+    token = process_token(pid)
+    if token is None:
+        return str(pid)  # not kept: a later call may read /proc after all
+    _CURRENT = (pid, token)
+    return token
 
 
 def _pid_exists(pid: int) -> bool:

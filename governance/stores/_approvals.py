@@ -37,6 +37,7 @@ from governance.stores._sqlite import (
     SqliteStore,
     check_durability,
     is_memory,
+    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -239,6 +240,11 @@ def _conflict(request: ApprovalRequest) -> ApprovalConflict:
     return ApprovalConflict(rid, status, message)
 
 
+def _create_schema(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+
+
 class ApprovalStore(SqliteStore):
     """Approval requests in one SQLite file (WAL), shared by threads and processes.
 
@@ -289,17 +295,21 @@ class ApprovalStore(SqliteStore):
 
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
         memory = is_memory(self.path)
-        if not memory:
+        if memory:
+            # A copy of a pristine database: the current schema, nothing to migrate.
+            conn = memory_database("approvals", _create_schema)
+        else:
             ensure_private(self.path)
-        # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
-        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
+            # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
+            conn = open_connection(
+                self.path, durability=self.durability, busy_timeout=busy_timeout
+            )
         try:
             # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
-            conn.execute("PRAGMA secure_delete = ON")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            self._migrate(conn)
+            conn.execute("PRAGMA secure_delete = ON")  # a connection setting: never copied
             if not memory:
+                _create_schema(conn)
+                self._migrate(conn)
                 ensure_private(self.path)  # the WAL and SHM files now exist
         except BaseException:
             conn.close()

@@ -36,6 +36,7 @@ from governance.stores._sqlite import (
     SqliteStore,
     check_durability,
     is_memory,
+    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -54,6 +55,12 @@ CREATE TABLE IF NOT EXISTS audit_events (
     PRIMARY KEY (run_id, seq)
 )
 """
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
+
+
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
 _INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -139,6 +146,8 @@ class AuditLog(SqliteStore):
         if self._readonly:
             if is_memory(self.path) or not self.path.is_file():
                 raise OSError(f"no such file: {self.path}")
+        if is_memory(self.path):
+            return memory_database("audit", _create_schema)
         # fsync: an event is on disk before the call it guards may run (governance.stores._sqlite).
         conn = open_connection(
             self.path,
@@ -150,7 +159,7 @@ class AuditLog(SqliteStore):
             if self._readonly:
                 conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
             else:
-                conn.execute(_SCHEMA)
+                _create_schema(conn)
         except BaseException:
             conn.close()
             raise

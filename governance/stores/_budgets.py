@@ -29,6 +29,8 @@ from governance.stores._sqlite import (
     Durability,
     SqliteStore,
     check_durability,
+    is_memory,
+    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -276,6 +278,13 @@ def _check_unique(budgets: Sequence[Budget]) -> None:
         raise BudgetStoreError(f"budget ids must be unique, got {ids}")
 
 
+def _create_schema(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.execute("COMMIT")
+
+
 class BudgetStore(SqliteStore):
     """Budget counts in one SQLite file (WAL), shared safely by threads and processes.
 
@@ -313,13 +322,12 @@ class BudgetStore(SqliteStore):
         return cls(MEMORY, clock=clock)
 
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        if is_memory(self.path):
+            return memory_database("budgets", _create_schema)
         # fsync: a reservation is on disk before the call it guards may run.
         conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
         try:
-            with transaction(conn):
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute("COMMIT")
+            _create_schema(conn)
         except BaseException:
             conn.close()
             raise

@@ -85,3 +85,36 @@ def test_a_pid_only_token_is_alive_while_the_pid_exists() -> None:
 def test_malformed_tokens_and_group_pids_are_not_alive(token: str) -> None:
     # "0" and negative pids would make kill() signal a whole process group: never probed.
     assert not process_is_alive(token)
+
+
+@needs_proc
+def test_the_current_token_reads_proc_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import governance.core._process_token as module
+
+    reads: list[int] = []
+    real = module._read_stat
+
+    def counting(pid: int) -> tuple[str, str]:
+        reads.append(pid)
+        return real(pid)
+
+    monkeypatch.setattr(module, "_CURRENT", None)
+    monkeypatch.setattr(module, "_read_stat", counting)
+    first = current_process_token()
+    assert current_process_token() == first
+    assert reads == [os.getpid()]
+
+
+@needs_proc
+def test_a_forked_child_reads_its_own_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    import governance.core._process_token as module
+
+    monkeypatch.setattr(module, "_CURRENT", None)
+    parent = current_process_token()
+    with _sleeper() as child:
+        # What a fork looks like from the module: the cached pid is no longer this one.
+        monkeypatch.setattr(module.os, "getpid", lambda: child.pid)
+        assert current_process_token() == process_token(child.pid) != parent
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(timeout=10)

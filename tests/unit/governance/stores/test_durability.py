@@ -12,6 +12,7 @@ import pytest
 from governance import ManualClock, Principal, ToolCall
 from governance._firewall import LifecycleEvent
 from governance._gateway import Gateway
+from governance.stores._approvals import ApprovalStore
 from governance.stores._backends import StoreSpec, StoreUrlError, parse_store_url
 from tests.conftest import SHIPPED_POLICY
 
@@ -115,6 +116,27 @@ def test_the_memory_store_writes_nothing_to_disk(tmp_path: Path, clock: ManualCl
     stores = ("audit", "approvals", "budgets")
     assert not [p for p in tmp_path.rglob("*") if p.name.split(".")[0] in stores]
     assert not list(state.glob("*.sqlite*"))
+
+
+def test_only_a_gateway_on_existing_stores_reconciles_them(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    swept: list[str] = []
+
+    def sweep(self: ApprovalStore, **_: object) -> list[str]:
+        swept.append(str(self.path))
+        return []
+
+    monkeypatch.setattr(ApprovalStore, "reconcile", sweep)
+    monkeypatch.setattr(ApprovalStore, "in_flight", sweep)
+    with Gateway(
+        state_dir=tmp_path / "m", policy_path=SHIPPED_POLICY, clock=clock, store="memory:"
+    ) as gateway:
+        assert (gateway.reconciled, gateway.in_doubt) == ([], [])
+    assert swept == [], "memory stores are created empty, for this gateway alone"
+    with Gateway(state_dir=tmp_path / "f", policy_path=SHIPPED_POLICY, clock=clock):
+        pass
+    assert len(swept) == 2, "a file store may hold what a dead process left: swept"
 
 
 @pytest.mark.parametrize("store", ["sqlite", "memory:"])
