@@ -6,10 +6,12 @@ provider; harness._suite re-exports these names for the run path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
+from typing import overload
 
 from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
@@ -21,6 +23,7 @@ from harness._scenario_load import (
     resolve_mcp_config,
     resolve_policy_path,
 )
+from harness._spill import Spill
 
 
 def registry_for(loaded: LoadedScenario) -> ToolRegistry:
@@ -88,7 +91,7 @@ def load_checked_suite(
     paths: Sequence[Path],
     tags: Sequence[str] = (),
     note: Callable[[str], object] | None = None,
-) -> list[LoadedScenario]:
+) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
     Each file's scenarios are checked and packed (kept as their JSON, without the line map) as
@@ -135,7 +138,58 @@ def load_checked_suite(
     violations += check_contract(waiting, registry_for=registry_for, policy_for=policy_for)
     if violations:
         raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
-    return [item.packed() for item in loaded]
+    suite = CheckedSuite()
+    for item in loaded:
+        suite.add(item)
+    return suite
+
+
+class CheckedSuite(Sequence[LoadedScenario]):
+    """A checked suite's scenarios, packed and kept on disk (a `Spill`): what stays in memory
+    per scenario is its position under its id and the index of its file's display path, so
+    memory does not grow with the suite. Reading a scenario back costs an unpickle."""
+
+    def __init__(self, items: Iterable[LoadedScenario] = ()) -> None:
+        self._spill: Spill[LoadedScenario] = Spill()
+        self._files: list[str] = []  # distinct display paths
+        self._file_of = array("I")  # position -> index in _files
+        for item in items:
+            self.add(item)
+
+    def add(self, item: LoadedScenario) -> None:
+        packed = item.packed()
+        self._spill.append(packed, key=packed.scenario.id)
+        shown = packed.display_path
+        if not self._files or self._files[-1] != shown:  # a file's scenarios come together
+            self._files.append(shown)
+        self._file_of.append(len(self._files) - 1)
+
+    def __len__(self) -> int:
+        return len(self._spill)
+
+    @overload
+    def __getitem__(self, index: int) -> LoadedScenario: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[LoadedScenario]: ...
+
+    def __getitem__(self, index: int | slice) -> LoadedScenario | Sequence[LoadedScenario]:
+        if isinstance(index, slice):
+            return [self._spill.at(n) for n in range(len(self))[index]]
+        return self._spill.at(range(len(self))[index])
+
+    def __iter__(self) -> Iterator[LoadedScenario]:
+        return iter(self._spill)
+
+    def by_id(self, scenario_id: str) -> LoadedScenario | None:
+        return self._spill.get(scenario_id)
+
+    def ids(self) -> Iterator[str]:
+        return self._spill.keys()
+
+    def display_path_of(self, scenario_id: str) -> str | None:
+        position = self._spill.position(scenario_id)
+        return None if position is None else self._files[self._file_of[position]]
 
 
 MAX_PARALLEL_CONFIGS = 4

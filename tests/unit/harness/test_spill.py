@@ -1,0 +1,76 @@
+"""A spill keeps records on disk and gives them back by position, by key and in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness._check_store import StoredChecks
+from harness._results import CheckResult
+from harness._spill import Spill
+
+
+def test_records_read_back_equal_by_position_key_and_in_order_across_read_batches() -> None:
+    spill: Spill[tuple[str, int]] = Spill()
+    records = [(f"s{n}", n) for n in range(600)]  # more than one batch of reads
+    for record in records:
+        spill.append(record, key=record[0])
+    assert list(spill) == records
+    assert [spill.at(n) for n in (0, 255, 256, 599)] == [records[n] for n in (0, 255, 256, 599)]
+    assert spill.get("s300") == ("s300", 300)
+    assert spill.position("s300") == 300
+    assert list(spill.keys()) == [sid for sid, _ in records]
+    assert len(spill) == 600
+
+
+def test_an_unknown_key_has_no_record_and_no_position() -> None:
+    spill: Spill[str] = Spill()
+    spill.append("x", key="a")
+    assert spill.get("b") is None
+    assert spill.position("b") is None
+    assert "b" not in spill
+
+
+def test_a_key_stored_again_names_its_latest_record() -> None:
+    spill: Spill[str] = Spill()
+    spill.append("first", key="a")
+    spill.append("second", key="a")
+    assert spill.get("a") == "second"
+    assert list(spill) == ["first", "second"]
+
+
+def test_records_appended_after_a_read_are_read_back_too() -> None:
+    spill: Spill[int] = Spill()
+    spill.append(1)
+    assert list(spill) == [1]
+    spill.append(2)
+    assert spill.at(1) == 2
+    assert list(spill) == [1, 2]
+
+
+def _check(sid: str, n: int, passed: bool) -> CheckResult:
+    return CheckResult(sid, f"must_execute:t{n}", "must_execute", passed, f"why {n}")
+
+
+def test_stored_checks_read_back_in_order_with_their_groups_count_and_failures() -> None:
+    stored = StoredChecks()
+    groups = {
+        "a": [_check("a", 1, True), _check("a", 2, False)],
+        "b": [],
+        "c": [_check("c", 3, False)],
+    }
+    for sid, checks in groups.items():
+        stored.add_group(sid, checks)
+    flat = [c for checks in groups.values() for c in checks]
+    assert list(stored) == flat
+    assert len(stored) == 3
+    assert stored[1] == flat[1] and list(stored[1:]) == flat[1:]
+    assert [(sid, list(checks)) for sid, checks in stored.groups()] == list(groups.items())
+    assert stored.failed == (flat[1], flat[2])
+
+
+def test_a_check_of_another_scenario_is_refused_in_a_scenarios_group() -> None:
+    stored = StoredChecks()
+    with pytest.raises(ValueError, match="'b'"):
+        stored.add_group("a", [_check("b", 1, True)])
+    with pytest.raises(IndexError):
+        stored[0]
