@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
 import tempfile
 import weakref
 from array import array
@@ -37,7 +36,7 @@ class Spill(Generic[T]):
         """Store `record` (under `key`, if given); returns its position."""
         position = len(self._ends)
         if key is not None:  # a key stored again names its latest record
-            self._keys[sys.intern(key)] = position
+            self._keys[key] = position
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
         self._file.write(data)
         self._size += len(data)

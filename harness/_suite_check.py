@@ -19,9 +19,9 @@ from harness._errors import ScenarioError
 from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
     LoadedScenario,
-    load_scenarios,
     resolve_mcp_config,
     resolve_policy_path,
+    stream_scenarios,
 )
 from harness._spill import Spill
 
@@ -94,11 +94,11 @@ def load_checked_suite(
 ) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
-    Each file's scenarios are checked and packed (kept as their JSON, without the line map) as
-    soon as that file is loaded, so a big suite is never held whole as models: memory does not
-    grow with the suite. Scenarios with MCP servers wait until every file is loaded, so their
-    servers are listed side by side. `note` hears one line per MCP config whose servers had to
-    be started to list their tools.
+    Each file's scenarios are checked, packed (kept as their JSON, without the line map) and
+    spilled to disk as soon as that file is loaded, so a big suite is never held whole: memory
+    does not grow with the suite. Scenarios with MCP servers wait until every file is loaded, so
+    their servers are listed side by side. `note` hears one line per MCP config whose servers
+    had to be started to list their tools.
     """
     policies: dict[Path, Policy] = {}
 
@@ -128,7 +128,8 @@ def load_checked_suite(
             kept.append(item.packed())
         return kept
 
-    loaded = load_scenarios(paths, tags=tags, each_file=check_file)
+    suite = CheckedSuite()
+    stream_scenarios(paths, suite.extend, tags=tags, each_file=check_file)
     configs = _list_mcp_servers_at_once(waiting)
     if note is not None:
         for config in configs:
@@ -138,9 +139,6 @@ def load_checked_suite(
     violations += check_contract(waiting, registry_for=registry_for, policy_for=policy_for)
     if violations:
         raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
-    suite = CheckedSuite()
-    for item in loaded:
-        suite.add(item)
     return suite
 
 
@@ -153,6 +151,10 @@ class CheckedSuite(Sequence[LoadedScenario]):
         self._spill: Spill[LoadedScenario] = Spill()
         self._files: list[str] = []  # distinct display paths
         self._file_of = array("I")  # position -> index in _files
+        for item in items:
+            self.add(item)
+
+    def extend(self, items: Iterable[LoadedScenario]) -> None:
         for item in items:
             self.add(item)
 

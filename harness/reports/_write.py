@@ -51,9 +51,11 @@ def write_reports(
     elif not stored:
         for trace in traces:
             _write(traces_dir / names[trace.scenario_id], trace.canonical())
+    current = set(names.values())  # a set: a values view is searched end to end per file
     for stale in traces_dir.glob("*.json"):
-        if stale.name not in names.values():
+        if stale.name not in current:
             stale.unlink()
+    del current
 
     paths = {
         "junit.xml": _write_chunks(report_dir / "junit.xml", junit_chunks(result)),
