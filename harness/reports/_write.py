@@ -9,12 +9,12 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness._errors import HarnessError
-from harness._manifest import MANIFEST_NAME, ManifestTrace, build_manifest
+from harness._manifest import MANIFEST_NAME, manifest_chunks
 from harness._results import SuiteResult
 from harness._trace import Trace
 from harness._trace_store import StoredTraces
@@ -62,15 +62,14 @@ def write_reports(
         itertools.chain(json_report_chunks(result, relative), ["\n"]),
         digest=report_digest,
     )
-    digests = traces.digests if isinstance(traces, StoredTraces) else _digests(traces)
-    pinned = {sid: ManifestTrace(file=relative[sid], digest=digests[sid]) for sid in sorted(names)}
-    del digests
-    manifest = build_manifest(
-        result.run_id, pinned, report_digest="sha256:" + report_digest.hexdigest(), key=key
+    digest_of = _digest_lookup(traces)
+    entries = ((sid, relative[sid], digest_of(sid)) for sid in sorted(names))
+    manifest = manifest_chunks(
+        result.run_id, entries, report_digest="sha256:" + report_digest.hexdigest(), key=key
     )
-    # manifest.json last: its presence says the directory is complete.
-    paths[MANIFEST_NAME] = _write(
-        report_dir / MANIFEST_NAME, _encode(manifest.model_dump_json(indent=2) + "\n")
+    # manifest.json last: its presence says the directory is complete. Written entry by entry.
+    paths[MANIFEST_NAME] = _write_chunks(
+        report_dir / MANIFEST_NAME, itertools.chain(manifest, ["\n"])
     )
     paths["traces"] = traces_dir
     return paths
@@ -89,8 +88,18 @@ def _copy_traces(traces: Sequence[Trace], traces_dir: Path) -> dict[str, str]:
     return names
 
 
-def _digests(traces: Sequence[Trace]) -> dict[str, str]:
-    return {t.scenario_id: t.digest for t in traces}
+def _digest_lookup(traces: Sequence[Trace]) -> Callable[[str], str]:
+    """scenario id -> its trace digest: kept by the store for a streamed run."""
+    if isinstance(traces, StoredTraces):
+
+        def stored(scenario_id: str) -> str:
+            facts = traces.facts(scenario_id)
+            if facts is None:
+                raise KeyError(scenario_id)
+            return facts.digest
+
+        return stored
+    return {t.scenario_id: t.digest for t in traces}.__getitem__
 
 
 class _StoredNames(Mapping[str, str]):

@@ -61,7 +61,6 @@ def test_each_files_scenarios_are_packed_before_the_next_file_is_loaded(
     ]
 
 
-
 def test_no_earlier_files_scenario_is_held_in_memory_when_the_next_file_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
