@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from governance import _yaml_lines
+from governance.config import _yaml_lines
 from governance.config._text import MAX_DEPTH, check_text
 from governance.config._yaml_lines import _load_fast, _load_slow, load_yaml_with_lines
 from governance.core._errors import ConfigError

@@ -11,7 +11,7 @@ import random
 import re
 from typing import Any
 
-from governance import _redaction as r
+from governance.screening import _redaction as r
 from governance.screening._secret_shapes import (
     ANY_KEYWORD,
     BASIC,
