@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,6 +78,54 @@ def build_manifest(
     if not key:
         return manifest
     return manifest.model_copy(update={"signature": _sign(manifest.signed_bytes(), key)})
+
+
+def manifest_chunks(
+    run_id: str,
+    traces: Iterable[tuple[str, str, str]],
+    *,
+    key: bytes | None,
+    report_digest: str,
+) -> Iterator[str]:
+    """`build_manifest(...).model_dump_json(indent=2)` in pieces, signed the same way, from
+    (scenario id, file, digest) in sorted id order: a big run's manifest is never held whole.
+    The signature's canonical JSON is fed to the HMAC as the entries go by."""
+    if not re.fullmatch(_DIGEST, report_digest):
+        raise ValueError(f"not a report digest: {report_digest!r}")
+    mac = hmac.new(key, digestmod=hashlib.sha256) if key else None
+
+    def signed(text: str) -> None:
+        if mac is not None:
+            mac.update(text.encode("utf-8"))
+
+    signed(f'{{"report_digest":{_str(report_digest)},"run_id":{_str(run_id)},"traces":{{')
+    yield (
+        f'{{\n  "version": {MANIFEST_VERSION},\n  "run_id": {_str(run_id)},\n'
+        f'  "report_digest": {_str(report_digest)},\n  "traces": {{'
+    )
+    last: str | None = None
+    for sid, file, digest in traces:
+        if last is not None and sid <= last:
+            raise ValueError(f"manifest entries out of order: {sid!r} after {last!r}")
+        if not re.fullmatch(_DIGEST, digest):
+            raise ValueError(f"not a trace digest: {digest!r}")
+        signed(
+            f"{',' if last is not None else ''}{_str(sid)}:"
+            f'{{"digest":{_str(digest)},"file":{_str(file)}}}'
+        )
+        yield (
+            f"{',' if last is not None else ''}\n    {_str(sid)}: {{\n"
+            f'      "file": {_str(file)},\n      "digest": {_str(digest)}\n    }}'
+        )
+        last = sid
+    signed(f'}},"version":{MANIFEST_VERSION}}}')
+    signature = "null" if mac is None else _str(f"{SIGNATURE_ALG}:" + mac.hexdigest())
+    yield f'{"" if last is None else chr(10) + "  "}}},\n  "signature": {signature}\n}}'
+
+
+def _str(text: str) -> str:
+    """A JSON string as both pydantic's writer and canonical JSON spell it."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _sign(data: bytes, key: bytes) -> str:

@@ -112,7 +112,7 @@ class SuiteResult:
 
     run_id: str
     traces: Sequence[Trace]  # a StoredTraces (read from files one at a time) for a streamed run
-    checks: tuple[CheckResult, ...]
+    checks: Sequence[CheckResult]  # a StoredChecks (on disk, by scenario) for a streamed run
     metrics: tuple[MetricResult, ...]
     baseline_metrics: Mapping[str, MetricResult] | None = None
     gate: GateResult | None = None
@@ -128,4 +128,7 @@ class SuiteResult:
 
     @property
     def failed_checks(self) -> tuple[CheckResult, ...]:
+        failed = getattr(self.checks, "failed", None)  # StoredChecks keeps them as they come
+        if failed is not None:
+            return tuple(failed)
         return tuple(c for c in self.checks if not c.passed)

@@ -155,9 +155,24 @@ def load_scenarios(
 
     Raises one ScenarioError listing every problem (`FILE:LINE: ...` a line), including ids
     used twice across the suite, and when the selection is empty. `each_file` sees each file's
-    scenarios as soon as that file is loaded and returns what to keep of them (a checked suite
-    checks and packs them there, so a big suite is never held whole as models).
+    scenarios as soon as that file is loaded and returns what to keep of them.
     """
+    selected: list[LoadedScenario] = []
+    stream_scenarios(paths, selected.extend, tags=tags, each_file=each_file)
+    return selected
+
+
+def stream_scenarios(
+    paths: Sequence[Path],
+    keep: Callable[[list[LoadedScenario]], object],
+    *,
+    tags: Sequence[str] = (),
+    each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
+) -> None:
+    """`load_scenarios`, each file's selected scenarios handed to `keep` as soon as the file is
+    loaded (and passed through `each_file`), so a big suite is never held whole here: a checked
+    suite packs them to disk. Every problem is still raised at the end, all at once, so what
+    `keep` was given is the suite only when this returns."""
     problems: list[_Problem] = []
     files: list[tuple[Path, str]] = []
     seen: set[Path] = set()
@@ -167,21 +182,25 @@ def load_scenarios(
             if key not in seen:
                 seen.add(key)
                 files.append((file, display_path(file)))
-    loaded: list[LoadedScenario] = []
+    wanted = set(tags)
+    ids = _DuplicateIds()
+    any_selected = False
     for file, shown in files:
         items = _load_file(file, shown, problems)
-        loaded.extend(each_file(items) if each_file is not None else items)
-    problems.extend(_duplicate_ids(loaded))
+        items = each_file(items) if each_file is not None else items
+        ids.add(items)
+        selected = [s for s in items if not wanted or wanted & set(s.scenario.tags)]
+        any_selected = any_selected or bool(selected)
+        keep(selected)
+        del items, selected  # not held while the next file loads
+    problems.extend(ids.problems)
     if problems:
         raise _suite_error(problems)
-    wanted = set(tags)
-    selected = [s for s in loaded if not wanted or wanted & set(s.scenario.tags)]
-    if not selected:
+    if not any_selected:
         where = ", ".join(str(p) for p in paths) or "(no paths given)"
         only = f" (tags: {', '.join(tags)})" if tags else ""
         fix = "check the tags" if tags else "add a *.yaml scenario file"
         raise ScenarioError(None, None, f"no scenarios found under {where}{only}; {fix}")
-    return selected
 
 
 def _suite_error(problems: Sequence[_Problem]) -> ScenarioError:
@@ -341,23 +360,28 @@ def _load_one(
     return [LoadedScenario(form=scenario, path=path, line=first, lines=lines)]
 
 
-def _duplicate_ids(loaded: Sequence[LoadedScenario]) -> list[_Problem]:
-    first_seen: dict[str, LoadedScenario] = {}
-    problems: list[_Problem] = []
-    for item in loaded:
-        sid = item.scenario.id
-        earlier = first_seen.setdefault(sid, item)
-        if earlier is not item:
-            problems.append(
-                _Problem(
-                    str(item.path),
-                    item.line_of("id"),
-                    f"scenario {sid}: duplicate id, first used at {earlier.path}:"
-                    f"{earlier.line_of('id')}; scenario ids are unique across the suite, "
-                    "rename one",
+class _DuplicateIds:
+    """Ids used twice across the suite, file by file: each id's first place is kept (its file
+    and line), not the scenario."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, tuple[Path, int]] = {}
+        self.problems: list[_Problem] = []
+
+    def add(self, loaded: Sequence[LoadedScenario]) -> None:
+        for item in loaded:
+            sid = item.scenario.id
+            place = (item.path, item.line_of("id"))
+            earlier = self._first.setdefault(sid, place)
+            if earlier is not place:
+                self.problems.append(
+                    _Problem(
+                        str(item.path),
+                        place[1],
+                        f"scenario {sid}: duplicate id, first used at {earlier[0]}:"
+                        f"{earlier[1]}; scenario ids are unique across the suite, rename one",
+                    )
                 )
-            )
-    return problems
 
 
 # -- readable validation errors ------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from governance import Policy, SystemClock, ToolRegistry, load_policy
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
+from harness._check_store import StoredChecks
 from harness._checks import expand_checks, inventory_of
 from harness._coverage import PolicyCoverage, PolicyUse, measure
 from harness._errors import UsageProblem
@@ -25,6 +26,7 @@ from harness._metrics import compute_metrics
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
 from harness._scenario_runner import ProviderChoice, identity_record
+from harness._suite_check import CheckedSuite as CheckedSuite
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
@@ -45,15 +47,25 @@ def new_run_id() -> str:
 def score(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[list[CheckResult], tuple[MetricResult, ...]]:
-    by_id = {item.scenario.id: item for item in scenarios}  # packed: models one at a time
+    by_id = scenario_finder(scenarios)
     checks: list[CheckResult] = []
     for trace in traces:
         checks.extend(expand_checks(_scenario_of(by_id, trace).scenario, trace))
     return checks, compute_metrics(checks)
 
 
-def _scenario_of(by_id: Mapping[str, LoadedScenario], trace: Trace) -> LoadedScenario:
-    item = by_id.get(trace.scenario_id)
+def scenario_finder(
+    scenarios: Sequence[LoadedScenario],
+) -> Callable[[str], LoadedScenario | None]:
+    """scenario id -> its scenario: a checked suite looks it up on disk; any other sequence is
+    indexed in memory (packed: models one at a time)."""
+    if isinstance(scenarios, CheckedSuite):
+        return scenarios.by_id
+    return {item.scenario.id: item for item in scenarios}.get
+
+
+def _scenario_of(by_id: Callable[[str], LoadedScenario | None], trace: Trace) -> LoadedScenario:
+    item = by_id(trace.scenario_id)
     if item is None:
         raise UsageProblem(
             f"the run has a trace of scenario {trace.scenario_id!r}, which is in none of "
@@ -65,7 +77,7 @@ def _scenario_of(by_id: Mapping[str, LoadedScenario], trace: Trace) -> LoadedSce
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    checks: list[CheckResult]
+    checks: Sequence[CheckResult]  # a StoredChecks when the traces are stored
     coverage: tuple[PolicyCoverage, ...]
     inputs: dict[str, ScenarioInputs]
 
@@ -76,7 +88,9 @@ def score_in_one_pass(
     """`score`, `measure_coverage` and `run_inputs` from one read of each trace: a streamed
     run's trace files are parsed once for all three, not three times. Without `keep_inputs`
     the inputs are still checked against the traces but not kept (only a gate needs them)."""
-    by_id = {item.scenario.id: item for item in scenarios}
+    by_id = scenario_finder(scenarios)
+    # A streamed run's checks stream to disk too: nothing is kept per scenario in memory.
+    stored = StoredChecks() if isinstance(traces, StoredTraces) else None
     checks: list[CheckResult] = []
     inputs = _InputsCheck(keep=keep_inputs)
     use_of = _PolicyUses()
@@ -84,12 +98,16 @@ def score_in_one_pass(
     def each_use() -> Iterator[PolicyUse]:
         for trace in traces:
             item = _scenario_of(by_id, trace)
-            checks.extend(expand_checks(item.scenario, trace))
+            found = expand_checks(item.scenario, trace)
+            if stored is not None:
+                stored.add_group(trace.scenario_id, found)
+            else:
+                checks.extend(found)
             inputs.add(item, trace)
             yield use_of(item, trace)
 
     coverage = measure(each_use())
-    return Scored(checks, coverage, inputs.result(traces))
+    return Scored(checks if stored is None else stored, coverage, inputs.result(traces))
 
 
 def assemble(
@@ -134,13 +152,39 @@ def assemble(
     return SuiteResult(
         run_id=run_id,
         traces=traces if isinstance(traces, StoredTraces) else tuple(traces),
-        checks=tuple(checks),
+        checks=checks if isinstance(checks, StoredChecks) else tuple(checks),
         metrics=metrics,
         baseline_metrics=metric_results(baseline) if baseline is not None else None,
         gate=gate_result,
-        scenario_files={item.scenario.id: item.display_path for item in scenarios},
+        scenario_files=scenario_files(scenarios),
         coverage=coverage,
     )
+
+
+def scenario_files(scenarios: Sequence[LoadedScenario]) -> Mapping[str, str]:
+    """scenario id -> the file it came from, as traces show it."""
+    if isinstance(scenarios, CheckedSuite):
+        return _SuiteFiles(scenarios)
+    return {item.scenario.id: item.display_path for item in scenarios}
+
+
+class _SuiteFiles(Mapping[str, str]):
+    """A checked suite's scenario files, looked up without reading a scenario back."""
+
+    def __init__(self, suite: CheckedSuite) -> None:
+        self._suite = suite
+
+    def __getitem__(self, scenario_id: str) -> str:
+        found = self._suite.display_path_of(scenario_id)
+        if found is None:
+            raise KeyError(scenario_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return self._suite.ids()
+
+    def __len__(self) -> int:
+        return len(self._suite)
 
 
 DEFAULT_POLICY_NAME = "governance/data/default_policy.yaml"
@@ -168,10 +212,10 @@ def measure_coverage(
 def _policy_uses(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> Iterator[PolicyUse]:
-    by_id = {item.scenario.id: item for item in scenarios}
+    by_id = scenario_finder(scenarios)
     use_of = _PolicyUses()
     for trace in traces:
-        item = by_id.get(trace.scenario_id)
+        item = by_id(trace.scenario_id)
         if item is not None:
             yield use_of(item, trace)
 
@@ -205,10 +249,10 @@ def run_inputs(
     """Each traced scenario's inputs: its definition now, with the policy, registry and
     provider its trace ran with. They must be what the trace says it ran with, or the scenario
     files are not the ones the run used (a usage problem: score the right files, or re-run)."""
-    by_id = {item.scenario.id: item for item in scenarios}
+    by_id = scenario_finder(scenarios)
     inputs = _InputsCheck()
     for trace in traces:
-        loaded = by_id.get(trace.scenario_id)
+        loaded = by_id(trace.scenario_id)
         if loaded is not None:  # else `score` names it
             inputs.add(loaded, trace)
     return inputs.result(traces)
@@ -278,15 +322,41 @@ def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
     return codes.OK
 
 
+def trace_names(scenarios: Sequence[LoadedScenario]) -> Mapping[str, str]:
+    """scenario id -> its trace file's name (`trace_filenames`); for a checked suite, only the
+    names other than `<id>.json` are kept, the rest computed when asked for."""
+    if not isinstance(scenarios, CheckedSuite):
+        return trace_filenames([s.scenario.id for s in scenarios])
+    names = trace_filenames(list(scenarios.ids()))
+    odd = {sid: name for sid, name in names.items() if name != f"{sid}.json"}
+    return _TraceNames(scenarios, odd)
+
+
+class _TraceNames(Mapping[str, str]):
+    def __init__(self, suite: CheckedSuite, odd: dict[str, str]) -> None:
+        self._suite, self._odd = suite, odd
+
+    def __getitem__(self, scenario_id: str) -> str:
+        if self._suite.display_path_of(scenario_id) is None:
+            raise KeyError(scenario_id)
+        return self._odd.get(scenario_id) or f"{scenario_id}.json"
+
+    def __iter__(self) -> Iterator[str]:
+        return self._suite.ids()
+
+    def __len__(self) -> int:
+        return len(self._suite)
+
+
 @dataclass(frozen=True, slots=True)
 class SuiteRun:
-    scenarios: list[LoadedScenario]
+    scenarios: Sequence[LoadedScenario]
     traces: Sequence[Trace]  # a StoredTraces when the run streamed them to a directory
     run_id: str
 
 
 def run_checked_suite(
-    scenarios: list[LoadedScenario],
+    scenarios: Sequence[LoadedScenario],
     *,
     provider: ProviderChoice,
     jobs: int = 1,
@@ -299,7 +369,7 @@ def run_checked_suite(
     run_id = run_id or new_run_id()
     store = None
     if trace_dir is not None:
-        store = StoredTraces(trace_dir, trace_filenames([s.scenario.id for s in scenarios]))
+        store = StoredTraces(trace_dir, trace_names(scenarios))
     traces = run_suite(
         scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress, store=store
     )

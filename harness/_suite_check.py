@@ -6,10 +6,12 @@ provider; harness._suite re-exports these names for the run path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
+from typing import overload
 
 from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
@@ -17,10 +19,11 @@ from harness._errors import ScenarioError
 from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
     LoadedScenario,
-    load_scenarios,
     resolve_mcp_config,
     resolve_policy_path,
+    stream_scenarios,
 )
+from harness._spill import Spill
 
 
 def registry_for(loaded: LoadedScenario) -> ToolRegistry:
@@ -88,14 +91,14 @@ def load_checked_suite(
     paths: Sequence[Path],
     tags: Sequence[str] = (),
     note: Callable[[str], object] | None = None,
-) -> list[LoadedScenario]:
+) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
-    Each file's scenarios are checked and packed (kept as their JSON, without the line map) as
-    soon as that file is loaded, so a big suite is never held whole as models: memory does not
-    grow with the suite. Scenarios with MCP servers wait until every file is loaded, so their
-    servers are listed side by side. `note` hears one line per MCP config whose servers had to
-    be started to list their tools.
+    Each file's scenarios are checked, packed (kept as their JSON, without the line map) and
+    spilled to disk as soon as that file is loaded, so a big suite is never held whole: memory
+    does not grow with the suite. Scenarios with MCP servers wait until every file is loaded, so
+    their servers are listed side by side. `note` hears one line per MCP config whose servers
+    had to be started to list their tools.
     """
     policies: dict[Path, Policy] = {}
 
@@ -125,7 +128,8 @@ def load_checked_suite(
             kept.append(item.packed())
         return kept
 
-    loaded = load_scenarios(paths, tags=tags, each_file=check_file)
+    suite = CheckedSuite()
+    stream_scenarios(paths, suite.extend, tags=tags, each_file=check_file)
     configs = _list_mcp_servers_at_once(waiting)
     if note is not None:
         for config in configs:
@@ -135,7 +139,59 @@ def load_checked_suite(
     violations += check_contract(waiting, registry_for=registry_for, policy_for=policy_for)
     if violations:
         raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
-    return [item.packed() for item in loaded]
+    return suite
+
+
+class CheckedSuite(Sequence[LoadedScenario]):
+    """A checked suite's scenarios, packed and kept on disk (a `Spill`): what stays in memory
+    per scenario is its position under its id and the index of its file's display path, so
+    memory does not grow with the suite. Reading a scenario back costs an unpickle."""
+
+    def __init__(self, items: Iterable[LoadedScenario] = ()) -> None:
+        self._spill: Spill[LoadedScenario] = Spill()
+        self._files: list[str] = []  # distinct display paths
+        self._file_of = array("I")  # position -> index in _files
+        for item in items:
+            self.add(item)
+
+    def extend(self, items: Iterable[LoadedScenario]) -> None:
+        for item in items:
+            self.add(item)
+
+    def add(self, item: LoadedScenario) -> None:
+        packed = item.packed()
+        self._spill.append(packed, key=packed.scenario.id)
+        shown = packed.display_path
+        if not self._files or self._files[-1] != shown:  # a file's scenarios come together
+            self._files.append(shown)
+        self._file_of.append(len(self._files) - 1)
+
+    def __len__(self) -> int:
+        return len(self._spill)
+
+    @overload
+    def __getitem__(self, index: int) -> LoadedScenario: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[LoadedScenario]: ...
+
+    def __getitem__(self, index: int | slice) -> LoadedScenario | Sequence[LoadedScenario]:
+        if isinstance(index, slice):
+            return [self._spill.at(n) for n in range(len(self))[index]]
+        return self._spill.at(range(len(self))[index])
+
+    def __iter__(self) -> Iterator[LoadedScenario]:
+        return iter(self._spill)
+
+    def by_id(self, scenario_id: str) -> LoadedScenario | None:
+        return self._spill.get(scenario_id)
+
+    def ids(self) -> Iterator[str]:
+        return self._spill.keys()
+
+    def display_path_of(self, scenario_id: str) -> str | None:
+        position = self._spill.position(scenario_id)
+        return None if position is None else self._files[self._file_of[position]]
 
 
 MAX_PARALLEL_CONFIGS = 4

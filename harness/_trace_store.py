@@ -1,9 +1,10 @@
 """A run's traces on disk: each written as its scenario finishes, read back one at a time.
 
-Memory stays flat however big the suite: what is kept per scenario is its id, file name and
-digest; scoring, coverage, the gate and the reports read each trace from its file when they
-reach it. The files are the trace files the reports directory holds (`traces/<id>.json`, each
-trace's canonical bytes), so nothing is written twice.
+Memory stays flat however big the suite: what is kept per scenario in memory is its position
+under its id; its digest and summary facts go to a `Spill` on disk; scoring, coverage, the gate
+and the reports read each trace from its file when they reach it. The files are the trace files
+the reports directory holds (`traces/<id>.json`, each trace's canonical bytes), so nothing is
+written twice.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from harness._errors import HarnessError
+from harness._spill import Spill
 from harness._trace import Trace
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
@@ -110,12 +112,11 @@ class StoredTraces(Sequence[Trace]):
     """Traces in the order they were added, each loaded from its file when asked for."""
 
     def __init__(self, directory: Path, names: Mapping[str, str]) -> None:
-        """`names`: scenario id -> file name in `directory`, for every scenario that may run."""
+        """`names`: scenario id -> file name in `directory`, for every scenario that may run
+        (kept as given: a big suite passes a mapping that computes them)."""
         self.directory = directory
-        self._names = dict(names)
-        self._order: list[str] = []
-        self._digests: dict[str, str] = {}
-        self._facts: dict[str, TraceFacts] = {}
+        self._names = names
+        self._stored: Spill[tuple[str, TraceFacts]] = Spill()  # (id, facts) in trace order
         self.providers: list[dict[str, Any]] = []  # distinct, in trace order
         self.live = False  # whether any trace came from a live provider
         directory.mkdir(parents=True, exist_ok=True)
@@ -124,7 +125,7 @@ class StoredTraces(Sequence[Trace]):
         name = self._names.get(trace.scenario_id)
         if name is None:
             raise HarnessError(f"scenario {trace.scenario_id!r} has no trace file name in this run")
-        if trace.scenario_id in self._digests:
+        if trace.scenario_id in self._stored:
             raise HarnessError(f"two traces share a scenario id: {trace.scenario_id}")
         self.adopt(write_trace(self.directory / name, trace))
 
@@ -135,19 +136,22 @@ class StoredTraces(Sequence[Trace]):
     def adopt(self, written: WrittenTrace) -> None:
         """Take in a trace already written to its file (by `add`, or by a -j worker)."""
         sid = written.scenario_id
-        if sid in self._digests:
+        if sid in self._stored:
             raise HarnessError(f"two traces share a scenario id: {sid}")
         if sid not in self._names:
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
-        self._order.append(sid)
-        self._digests[sid] = written.facts.digest
-        self._facts[sid] = written.facts
+        self._stored.append((sid, written.facts), key=sid)
         if written.provider not in self.providers:
             self.providers.append(dict(written.provider))
         self.live = self.live or written.live
 
     def facts(self, scenario_id: str) -> TraceFacts | None:
-        return self._facts.get(scenario_id)
+        found = self._stored.get(scenario_id)
+        return None if found is None else found[1]
+
+    def position(self, scenario_id: str) -> int | None:
+        """The trace's place in the run (from 0), None when the scenario has no trace."""
+        return self._stored.position(scenario_id)
 
     def path_of(self, scenario_id: str) -> Path:
         return self.directory / self._names[scenario_id]
@@ -155,25 +159,25 @@ class StoredTraces(Sequence[Trace]):
     def raw(self, scenario_id: str) -> Any:
         """The trace's JSON value (`model_dump(mode="json")`, as its canonical file holds it),
         parsed without building the model; None when the scenario has no trace."""
-        if scenario_id not in self._digests:
+        if scenario_id not in self._stored:
             return None
         return json.loads(self.path_of(scenario_id).read_bytes())
 
     def get(self, scenario_id: str) -> Trace | None:
-        if scenario_id not in self._digests:
+        if scenario_id not in self._stored:
             return None
         return Trace.model_validate_json(self.path_of(scenario_id).read_bytes())
 
     @property
     def ids(self) -> tuple[str, ...]:
-        return tuple(self._order)
+        return tuple(self._stored.keys())
 
     @property
     def digests(self) -> Mapping[str, str]:
-        return dict(self._digests)
+        return {sid: facts.digest for sid, facts in self._stored}
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._stored)
 
     @overload
     def __getitem__(self, index: int) -> Trace: ...
@@ -183,12 +187,12 @@ class StoredTraces(Sequence[Trace]):
 
     def __getitem__(self, index: int | slice) -> Trace | Sequence[Trace]:
         if isinstance(index, slice):
-            return [self._load(sid) for sid in self._order[index]]
-        return self._load(self._order[index])
+            return [self._load(self._stored.at(n)[0]) for n in range(len(self))[index]]
+        return self._load(self._stored.at(range(len(self))[index])[0])
 
     def __iter__(self) -> Iterator[Trace]:
-        for sid in self._order:
-            yield self._load(sid)
+        for n in range(len(self)):  # not the spill's iterator: a trace may be added meanwhile
+            yield self._load(self._stored.at(n)[0])
 
     def _load(self, scenario_id: str) -> Trace:
         return Trace.model_validate_json(self.path_of(scenario_id).read_bytes())

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from harness import _exit_codes
+from harness._check_store import StoredChecks
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
 from harness._trace_store import StoredTraces, TraceFacts, provider_records
@@ -238,32 +239,93 @@ def facts_lookup(result: SuiteResult) -> Callable[[str], TraceFacts | None]:
     return facts
 
 
-def scenarios(result: SuiteResult) -> list[ScenarioSummary]:
-    """Scenarios in trace order, then any that have checks but no trace."""
+def scenarios(result: SuiteResult) -> Sequence[ScenarioSummary]:
+    """Scenarios in trace order, then any that have checks but no trace. A streamed run's
+    come one at a time from its stored checks (each pass reads them again): never all held."""
+    if isinstance(result.checks, StoredChecks) and isinstance(result.traces, StoredTraces):
+        return _StreamedSummaries(result, result.checks, result.traces)
     order: dict[str, None] = dict.fromkeys(trace_ids(result))
     checks: dict[str, list[CheckResult]] = {}
     for check in result.checks:
         order.setdefault(check.scenario_id)
         checks.setdefault(check.scenario_id, []).append(check)
+    return [_summary(result, sid, tuple(checks.get(sid, ()))) for sid in order]
+
+
+def _summary(result: SuiteResult, sid: str, checks: tuple[CheckResult, ...]) -> ScenarioSummary:
     lookup = trace_lookup(result)
-    facts = facts_lookup(result)
-    files = dict(result.scenario_files)
-    out = []
-    for sid in order:
-        file = files.get(sid)
-        if not file:
-            trace = lookup(sid)
-            file = trace.scenario_file if trace else None
-        out.append(
-            ScenarioSummary(
-                sid,
-                file or None,
-                functools.partial(lookup, sid),
-                tuple(checks.get(sid, ())),
-                functools.partial(facts, sid),
-            )
-        )
-    return out
+    file = result.scenario_files.get(sid)
+    if not file:
+        trace = lookup(sid)
+        file = trace.scenario_file if trace else None
+    return ScenarioSummary(
+        sid,
+        file or None,
+        functools.partial(lookup, sid),
+        checks,
+        functools.partial(facts_lookup(result), sid),
+    )
+
+
+class _StreamedSummaries(Sequence[ScenarioSummary]):
+    """A streamed run's summaries: its checks were stored a scenario's group per trace, in
+    trace order, so the groups are the scenarios in report order."""
+
+    def __init__(self, result: SuiteResult, checks: StoredChecks, traces: StoredTraces) -> None:
+        self._result, self._checks, self._traces = result, checks, traces
+
+    def __len__(self) -> int:
+        return len(self._traces)
+
+    def __iter__(self) -> Iterator[ScenarioSummary]:
+        count = 0
+        for sid, checks in self._checks.groups():
+            if self._traces.position(sid) != count:
+                raise ValueError(f"stored checks of {sid!r} are out of the traces' order")
+            count += 1
+            yield _summary(self._result, sid, checks)
+        if count != len(self._traces):
+            raise ValueError("stored checks do not cover every trace")
+
+    @overload
+    def __getitem__(self, index: int) -> ScenarioSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ScenarioSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> ScenarioSummary | Sequence[ScenarioSummary]:
+        wanted = range(len(self))[index]
+        if isinstance(wanted, range):
+            return [s for n, s in enumerate(self) if n in wanted]
+        return next(s for n, s in enumerate(self) if n == wanted)
+
+
+def scenario_anchors(
+    result: SuiteResult, summaries: Sequence[ScenarioSummary]
+) -> Mapping[str, str]:
+    """scenario id -> `scenario-N`, N its place in the report (from 1)."""
+    if isinstance(summaries, _StreamedSummaries):
+        return _Anchors(summaries._traces)
+    return {s.id: f"scenario-{i}" for i, s in enumerate(summaries, start=1)}
+
+
+class _Anchors(Mapping[str, str]):
+    """A streamed run's anchors, from each trace's place in the run: nothing held per scenario."""
+
+    def __init__(self, traces: StoredTraces) -> None:
+        self._traces = traces
+
+    def __getitem__(self, scenario_id: str) -> str:
+        position = self._traces.position(scenario_id)
+        if position is None:
+            raise KeyError(scenario_id)
+        return f"scenario-{position + 1}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._traces.ids)
+
+    def __len__(self) -> int:
+        return len(self._traces)
 
 
 def regression_subject(metric: str | None, scenario: str | None, check: str | None) -> str:

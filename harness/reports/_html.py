@@ -12,7 +12,7 @@ import base64
 import hashlib
 import json
 from html import escape
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from harness._results import CheckResult, SuiteResult
@@ -37,6 +37,7 @@ from harness.reports._common import (
     notice,
     provider_label,
     regression_subject,
+    scenario_anchors,
     scenarios,
 )
 
@@ -148,7 +149,7 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
     each trace is rendered (and embedded) when its turn comes, then let go."""
     code = exit_code(result)
     summaries = scenarios(result)
-    anchors = {s.id: f"scenario-{i}" for i, s in enumerate(summaries, start=1)}
+    anchors = scenario_anchors(result, summaries)
     title = f"Proctor eval: {exit_meaning(result)} (exit {code})"
     parts = [
         "<!DOCTYPE html>",
@@ -210,7 +211,7 @@ def _metrics(result: SuiteResult) -> list[str]:
     return out + ["</tbody></table></section>"]
 
 
-def _failures(failed: tuple[CheckResult, ...], anchors: dict[str, str]) -> list[str]:
+def _failures(failed: tuple[CheckResult, ...], anchors: Mapping[str, str]) -> list[str]:
     if not failed:
         return []
     out = [f'<section id="failures"><h2>Failed checks ({len(failed)})</h2><ul class="items">']
@@ -222,7 +223,7 @@ def _failures(failed: tuple[CheckResult, ...], anchors: dict[str, str]) -> list[
     return out + ["</ul></section>"]
 
 
-def _gate(result: SuiteResult, anchors: dict[str, str]) -> list[str]:
+def _gate(result: SuiteResult, anchors: Mapping[str, str]) -> list[str]:
     gate = result.gate
     if gate is None:
         return [
@@ -280,7 +281,7 @@ def _gate(result: SuiteResult, anchors: dict[str, str]) -> list[str]:
 
 
 def _traces(
-    result: SuiteResult, summaries: list[ScenarioSummary], anchors: dict[str, str]
+    result: SuiteResult, summaries: Sequence[ScenarioSummary], anchors: Mapping[str, str]
 ) -> Iterator[str]:
     drifted = {d.scenario_id for d in result.gate.drift} if result.gate else set()
     out = [

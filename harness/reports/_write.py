@@ -9,13 +9,14 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness._errors import HarnessError
-from harness._manifest import MANIFEST_NAME, ManifestTrace, build_manifest
+from harness._manifest import MANIFEST_NAME, manifest_chunks
 from harness._results import SuiteResult
+from harness._trace import Trace
 from harness._trace_store import StoredTraces
 from harness._trace_store import trace_filenames as trace_filenames
 from harness.reports._html import html_chunks
@@ -38,45 +39,101 @@ def write_reports(
     """
     traces_dir = prepare_report_dir(report_dir)
     traces = result.traces
-    stored = isinstance(traces, StoredTraces) and _same_dir(traces.directory, traces_dir)
-    if isinstance(traces, StoredTraces):
-        ids, digests = list(traces.ids), traces.digests
+    if isinstance(traces, StoredTraces) and _same_dir(traces.directory, traces_dir):
+        # Streamed here: the files are in place, their names and digests stay in the store.
+        names: Mapping[str, str] = _StoredNames(traces)
     else:
-        ids = [t.scenario_id for t in traces]
-        digests = {t.scenario_id: t.digest for t in traces}
-    names = trace_filenames(ids)
-    if isinstance(traces, StoredTraces) and not stored:
-        for sid in ids:  # streamed elsewhere: copy each file, never holding them all
-            _write(traces_dir / names[sid], traces.path_of(sid).read_bytes())
-    elif not stored:
-        for trace in traces:
-            _write(traces_dir / names[trace.scenario_id], trace.canonical())
+        names = _copy_traces(traces, traces_dir)
+    current = set(names.values())  # a set: a values view is searched end to end per file
     for stale in traces_dir.glob("*.json"):
-        if stale.name not in names.values():
+        if stale.name not in current:
             stale.unlink()
+    del current
 
     paths = {
         "junit.xml": _write_chunks(report_dir / "junit.xml", junit_chunks(result)),
         "summary.md": _write(report_dir / "summary.md", _encode(render_markdown(result))),
         "report.html": _write_chunks(report_dir / "report.html", html_chunks(result)),
     }
-    relative = {sid: f"{TRACES_DIR}/{name}" for sid, name in names.items()}
+    relative = _Relative(names)
     report_digest = hashlib.sha256()
     paths["report.json"] = _write_chunks(
         report_dir / "report.json",
         itertools.chain(json_report_chunks(result, relative), ["\n"]),
         digest=report_digest,
     )
-    pinned = {sid: ManifestTrace(file=relative[sid], digest=digests[sid]) for sid in sorted(ids)}
-    manifest = build_manifest(
-        result.run_id, pinned, report_digest="sha256:" + report_digest.hexdigest(), key=key
+    digest_of = _digest_lookup(traces)
+    entries = ((sid, relative[sid], digest_of(sid)) for sid in sorted(names))
+    manifest = manifest_chunks(
+        result.run_id, entries, report_digest="sha256:" + report_digest.hexdigest(), key=key
     )
-    # manifest.json last: its presence says the directory is complete.
-    paths[MANIFEST_NAME] = _write(
-        report_dir / MANIFEST_NAME, _encode(manifest.model_dump_json(indent=2) + "\n")
+    # manifest.json last: its presence says the directory is complete. Written entry by entry.
+    paths[MANIFEST_NAME] = _write_chunks(
+        report_dir / MANIFEST_NAME, itertools.chain(manifest, ["\n"])
     )
     paths["traces"] = traces_dir
     return paths
+
+
+def _copy_traces(traces: Sequence[Trace], traces_dir: Path) -> dict[str, str]:
+    """Write each trace's file into `traces_dir`; returns scenario id -> file name."""
+    if isinstance(traces, StoredTraces):
+        names = trace_filenames(list(traces.ids))
+        for sid, name in names.items():  # streamed elsewhere: copied a file at a time
+            _write(traces_dir / name, traces.path_of(sid).read_bytes())
+        return names
+    names = trace_filenames([t.scenario_id for t in traces])
+    for trace in traces:
+        _write(traces_dir / names[trace.scenario_id], trace.canonical())
+    return names
+
+
+def _digest_lookup(traces: Sequence[Trace]) -> Callable[[str], str]:
+    """scenario id -> its trace digest: kept by the store for a streamed run."""
+    if isinstance(traces, StoredTraces):
+
+        def stored(scenario_id: str) -> str:
+            facts = traces.facts(scenario_id)
+            if facts is None:
+                raise KeyError(scenario_id)
+            return facts.digest
+
+        return stored
+    return {t.scenario_id: t.digest for t in traces}.__getitem__
+
+
+class _StoredNames(Mapping[str, str]):
+    """scenario id -> trace file name, as the store names them: nothing held per scenario."""
+
+    def __init__(self, traces: StoredTraces) -> None:
+        self._traces = traces
+
+    def __getitem__(self, scenario_id: str) -> str:
+        if self._traces.position(scenario_id) is None:
+            raise KeyError(scenario_id)
+        return self._traces.path_of(scenario_id).name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._traces.ids)
+
+    def __len__(self) -> int:
+        return len(self._traces)
+
+
+class _Relative(Mapping[str, str]):
+    """scenario id -> its trace file relative to the report directory (`traces/<name>`)."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self._names = names
+
+    def __getitem__(self, scenario_id: str) -> str:
+        return f"{TRACES_DIR}/{self._names[scenario_id]}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def prepare_report_dir(report_dir: Path) -> Path:

@@ -3,18 +3,25 @@ builds the same reports from the files as it would from traces held in memory.""
 
 from __future__ import annotations
 
+import gc
 import shutil
+import types
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from harness._results import CheckResult
+from harness._scenario_load import LoadedScenario
 from harness._scenario_runner import ProviderChoice
-from harness._suite import assemble, load_checked_suite, run_checked_suite
+from harness._suite import assemble, exit_code, load_checked_suite, run_checked_suite
 from harness._trace import Trace
-from harness._trace_store import StoredTraces
-from harness.reports import write_reports
+from harness._trace_store import StoredTraces, TraceFacts
+from harness.cli._eval_common import baseline_from_file
+from harness.reports import render_terminal, write_reports
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+BASELINE = SCENARIOS.parent / "baselines" / "baseline.json"
 
 
 def _suite() -> list[Path]:
@@ -125,3 +132,80 @@ def test_scoring_and_every_report_parse_each_streamed_trace_at_most_twice(
     ids = [s.scenario.id for s in scenarios]
     assert sorted(set(reads)) == sorted(ids)
     assert max(reads.count(sid) for sid in ids) == 2
+
+
+_NOT_STATE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+
+
+def _held(*roots: object) -> Counter[str]:
+    """Instances reachable from `roots` by kind (classes, modules and functions not followed:
+    what the objects themselves hold, not the program)."""
+    seen: set[int] = set()
+    todo = list(roots)
+    found: Counter[str] = Counter()
+    while todo:
+        item = todo.pop()
+        if id(item) in seen or isinstance(item, _NOT_STATE):
+            continue
+        seen.add(id(item))
+        found[type(item).__name__] += 1
+        todo.extend(gc.get_referents(item))
+    return found
+
+
+def test_a_streamed_run_holds_no_scenario_check_or_trace_record_in_memory(
+    tmp_path: Path,
+) -> None:
+    # What a run keeps per scenario (the packed scenarios, each trace's facts and digest, the
+    # check results) is on disk: the suite, the run and its result hold none of them.
+    scenarios = load_checked_suite(_suite())
+    run = run_checked_suite(
+        scenarios, provider=ProviderChoice(), run_id="run-held", trace_dir=tmp_path / "traces"
+    )
+    result = assemble(run.run_id, run.scenarios, run.traces)
+    write_reports(result, tmp_path)
+    assert len(result.checks) > len(scenarios) > 10
+    assert not result.failed_checks
+    held = _held(scenarios, run, result)
+    assert held["StoredTraces"] == 1  # the walk does reach the store
+    assert held[LoadedScenario.__name__] == 0
+    assert held[CheckResult.__name__] == 0
+    assert held[TraceFacts.__name__] == 0
+
+
+def _failing_copy(tmp_path: Path) -> list[Path]:
+    """The suite with two scenarios whose expected status no longer holds."""
+    copy = tmp_path / "scenarios"
+    shutil.copytree(SCENARIOS, copy, ignore=shutil.ignore_patterns("mcp"))
+    reads = copy / "reads.yaml"
+    text = reads.read_text(encoding="utf-8")
+    reads.write_text(text.replace("status: completed", "status: failed", 2), encoding="utf-8")
+    return [copy / name for name in ("reads.yaml", "blocks.yaml", "budgets.yaml")]
+
+
+def test_reports_of_a_failing_gated_streamed_run_equal_those_of_the_run_in_memory(
+    tmp_path: Path,
+) -> None:
+    scenarios = load_checked_suite(_failing_copy(tmp_path))
+    baseline, stored = baseline_from_file(BASELINE)
+    gated = {"baseline": baseline, "baseline_traces": stored}
+    held = run_checked_suite(scenarios, provider=ProviderChoice(), run_id="run-fail")
+    streamed = run_checked_suite(
+        scenarios,
+        provider=ProviderChoice(),
+        run_id="run-fail",
+        trace_dir=tmp_path / "streamed" / "traces",
+    )
+    from_memory = assemble("run-fail", scenarios, list(held.traces), **gated)
+    from_disk = assemble("run-fail", scenarios, streamed.traces, **gated)
+    assert isinstance(from_memory.checks, tuple) and from_memory.failed_checks
+    assert from_disk.failed_checks == from_memory.failed_checks
+    assert from_disk.gate == from_memory.gate and from_disk.gate is not None
+    assert exit_code(from_disk) == exit_code(from_memory) != 0
+    write_reports(from_memory, tmp_path / "held")
+    write_reports(from_disk, tmp_path / "streamed")
+    for name in ("report.json", "summary.md", "junit.xml", "report.html", "manifest.json"):
+        assert (tmp_path / "held" / name).read_bytes() == (
+            tmp_path / "streamed" / name
+        ).read_bytes(), name
+    assert render_terminal(from_disk) == render_terminal(from_memory)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,28 @@ def test_each_files_scenarios_are_packed_before_the_next_file_is_loaded(
         "load f2.yaml",
         "pack s2",
     ]
+
+
+def test_no_earlier_files_scenario_is_held_in_memory_when_the_next_file_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # They are on disk (the suite's spill) as soon as their file is checked: memory stays flat.
+    for n in range(4):
+        _write(tmp_path, f"f{n}.yaml", f"s{n}")
+    alive: list[int] = []
+    load_file = _scenario_load._load_file
+
+    def counted_load(path: Path, *args: object) -> list[LoadedScenario]:
+        gc.collect()
+        alive.append(sum(1 for item in gc.get_objects() if type(item) is LoadedScenario))
+        return load_file(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_scenario_load, "_load_file", counted_load)
+    suite = load_checked_suite([tmp_path])
+    assert alive == [0, 0, 0, 0]
+    assert [s.scenario.id for s in suite] == ["s0", "s1", "s2", "s3"]
+    assert suite.display_path_of("s2") == suite[2].display_path
+    assert suite.by_id("s3") == suite[3] and suite.by_id("nope") is None
 
 
 def test_a_contract_violation_in_any_file_still_fails_the_suite_with_every_violation(
