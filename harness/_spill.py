@@ -14,14 +14,18 @@ import tempfile
 import weakref
 from array import array
 from collections.abc import Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 _BATCH = 256
 
 
 class Spill(Generic[T]):
-    """Append-only records on disk, read back by position or key."""
+    """Append-only records on disk, read back by position or key.
+
+    Reads use `os.pread`, so a forked child (a `-j` worker) shares the file safely; every live
+    spill is flushed just before a fork, so no child inherits records still in a write buffer
+    (each would write them again through the shared file offset)."""
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="proctor-spill-")  # noqa: SIM115 (lives with self)
@@ -31,6 +35,7 @@ class Spill(Generic[T]):
         self._keys: dict[str, int] = {}
         self._size = 0
         self._unflushed = False
+        _LIVE.add(self)
 
     def append(self, record: T, key: str | None = None) -> int:
         """Store `record` (under `key`, if given); returns its position."""
@@ -90,3 +95,15 @@ class Spill(Generic[T]):
 
     def close(self) -> None:
         self._file.close()
+
+
+_LIVE: weakref.WeakSet[Spill[Any]] = weakref.WeakSet()
+
+
+def _flush_before_fork() -> None:
+    for spill in list(_LIVE):
+        if not spill._file.closed:
+            spill._flush()
+
+
+os.register_at_fork(before=_flush_before_fork)

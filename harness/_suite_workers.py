@@ -181,11 +181,15 @@ def _parallel(
             if name is None:
                 raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
             names[sid] = name
+    context = worker_context()
+    if context.get_start_method() != "fork":
+        # A forkserver or spawned worker gets the scenarios pickled: as a list (a suite spilled
+        # to disk holds an open file, which does not pickle; a forked worker shares it).
+        scenarios = list(scenarios)
     work = _Work(scenarios, run_id, provider, store.directory if store else None, names)
     # Chunks keep the round trips down and still spread the tail over the workers.
     size = max(1, min(_MAX_CHUNK, len(scenarios) // (jobs * 8)))
     spans = [(start, min(start + size, len(scenarios))) for start in range(0, len(scenarios), size)]
-    context = worker_context()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     done = 0

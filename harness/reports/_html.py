@@ -11,8 +11,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from html import escape
 from collections.abc import Iterator, Mapping, Sequence
+from html import escape
 from typing import Any
 
 from harness._results import CheckResult, SuiteResult
@@ -26,19 +26,19 @@ from harness._spans import (
 )
 from harness._trace import Trace
 from harness.reports._common import (
-    trace_ids,
-    raw_trace_lookup,
-    exit_meaning,
     METRIC_HEADERS,
     ScenarioSummary,
     clean_block,
     exit_code,
+    exit_meaning,
     metric_rows,
     notice,
     provider_label,
+    raw_trace_lookup,
     regression_subject,
     scenario_anchors,
     scenarios,
+    trace_ids,
 )
 
 _CSS = """

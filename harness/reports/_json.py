@@ -27,22 +27,21 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness._results import CheckResult, MetricResult, SuiteResult
-from harness.reports._json_stream import Lazy, json_chunks
 from harness.reports._common import (
-    exit_meaning,
     REPORT_VERSION,
     ScenarioSummary,
     exit_code,
+    exit_meaning,
     metric_rows,
     notice,
     providers,
     scenarios,
 )
+from harness.reports._json_stream import Lazy, json_chunks
 
 
 def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:

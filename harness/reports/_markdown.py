@@ -15,10 +15,10 @@ from tabulate import tabulate
 
 from harness._results import SuiteResult
 from harness.reports._common import (
-    exit_meaning,
     METRIC_HEADERS,
     clean_block,
     exit_code,
+    exit_meaning,
     metric_rows,
     notice,
     one_line,

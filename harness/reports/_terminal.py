@@ -9,7 +9,6 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from harness._coverage import render_coverage
-
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
@@ -59,7 +58,8 @@ def render_terminal(result: SuiteResult) -> str:
                 else "not recorded: gated until `proctor baseline record --accept-changed "
                 f"{one_line(c.scenario_id)}`"
             )
-            lines.append(f"  ≠ {one_line(c.scenario_id)}  inputs {c.old_digest or 'not recorded'} → {c.new_digest}")
+            old = c.old_digest or "not recorded"
+            lines.append(f"  ≠ {one_line(c.scenario_id)}  inputs {old} → {c.new_digest}")
             lines.append(f"{_INDENT}({state})")
             lines += [_INDENT + line for line in clean_block(c.diff).splitlines()]
     if gate is not None and gate.drift:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import hashlib
 import itertools
 import os
-import re
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness._errors import HarnessError
 from harness._manifest import MANIFEST_NAME, manifest_chunks
 from harness._results import SuiteResult
 from harness._trace import Trace

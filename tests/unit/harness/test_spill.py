@@ -41,3 +41,25 @@ def test_records_appended_after_a_read_are_read_back_too() -> None:
     spill.append(2)
     assert spill.at(1) == 2
     assert list(spill) == [1, 2]
+
+
+def test_a_forked_child_reads_records_still_buffered_in_the_parent_and_writes_nothing() -> None:
+    import os
+
+    spill: Spill[str] = Spill()
+    spill.append("first", key="a")
+    spill.append("second", key="b")  # both still in the parent's write buffer
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: read a record, report it, leave without cleanup
+        try:
+            os.write(write_end, (spill.get("b") or "").encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    assert os.read(read_end, 100) == b"second"
+    os.close(read_end)
+    assert [spill.get("a"), spill.get("b")] == ["first", "second"]
+    # Flushed once, before the fork: neither process had the records buffered to write again.
+    assert os.fstat(spill._file.fileno()).st_size == spill._ends[-1]
