@@ -1,5 +1,6 @@
 """MCP servers as tool sources: config, pins, description hygiene, and the SDK client over
-stdio and Streamable HTTP (the SDK is imported only when a client is opened).
+stdio and Streamable HTTP (the SDK is imported only when a client is opened; a stdio server's
+process can be started before that, `start_stdio_process`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config, write_mcp_schema
+from governance.mcp._launch import StartedProcess, start_stdio_process
 from governance.mcp._mapping import HINTS, McpToolInfo
 from governance.mcp._pins import (
     McpLockError,
@@ -47,11 +49,13 @@ __all__ = [
     "McpToolInfo",
     "McpToolSource",
     "PinSet",
+    "StartedProcess",
     "load_mcp_config",
     "load_pins",
     "locked_sources",
     "neutralise_description",
     "open_mcp_sources",
     "pins_for",
+    "start_stdio_process",
     "write_pins",
 ]
