@@ -128,6 +128,8 @@ class SuiteCache:
         processes are started before this process imports the MCP SDK (~0.4 s), so both
         imports overlap. A config that is not stateless, or cannot be read, is left to its
         first scenario."""
+        if not configs:
+            return  # nothing to import either
         from governance.mcp import load_mcp_config, load_pins, start_stdio_process
 
         planned: list[tuple[tuple[Path, str], McpConfig, PinSet, list[StartedProcess | None]]]

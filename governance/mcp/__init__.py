@@ -9,7 +9,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config, write_mcp_schema
-from governance.mcp._launch import StartedProcess, start_stdio_process
 from governance.mcp._mapping import HINTS, McpToolInfo
 from governance.mcp._pins import (
     McpLockError,
@@ -23,11 +22,15 @@ from governance.mcp._text import neutralise_description
 
 if TYPE_CHECKING:
     from governance.mcp._client import McpToolSource, open_mcp_sources
+    from governance.mcp._launch import StartedProcess, start_stdio_process
 
-# The SDK-bound modules load on first use, so reading a config or a lock never imports mcp.
+# The SDK-bound modules (and anyio, for starting a process) load on first use, so reading a
+# config or a lock imports neither.
 _LAZY = {
     "McpToolSource": "governance.mcp._client",
     "open_mcp_sources": "governance.mcp._client",
+    "StartedProcess": "governance.mcp._launch",
+    "start_stdio_process": "governance.mcp._launch",
 }
 
 
