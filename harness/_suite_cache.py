@@ -31,7 +31,7 @@ from governance.tools import LocalToolSource, Workspace, builtin_tools
 from harness._file_tree import FileTree
 
 if TYPE_CHECKING:
-    from governance import McpToolSource
+    from governance.mcp import McpConfig, McpToolSource, PinSet, StartedProcess
 
 _FAST_SCRATCH = Path("/dev/shm")
 
@@ -124,13 +124,38 @@ class SuiteCache:
 
     def prestart_mcp(self, configs: Sequence[Path]) -> None:
         """Start the servers of every stateless config in `configs` without waiting for them:
-        they boot (a Python process each, ~0.5 s) while the scenarios before theirs run. A
-        config that is not stateless, or cannot be read, is left to its first scenario."""
-        for config in configs:
-            try:
-                self._mcp_sources(config, wait=False)
-            except (ConfigError, OSError):
-                continue  # the scenario that uses it reports the problem when it runs
+        they boot (a Python process each, ~0.5 s) while the scenarios before theirs run. Their
+        processes are started before this process imports the MCP SDK (~0.4 s), so both
+        imports overlap. A config that is not stateless, or cannot be read, is left to its
+        first scenario."""
+        if not configs:
+            return  # nothing to import either
+        from governance.mcp import load_mcp_config, load_pins, start_stdio_process
+
+        planned: list[tuple[tuple[Path, str], McpConfig, PinSet, list[StartedProcess | None]]]
+        planned = []
+        try:
+            for config in configs:
+                try:
+                    key = self._mcp_key(config)
+                    if key in self._mcp:
+                        continue
+                    mcp = load_mcp_config(config)
+                    if not all(spec.stateless for spec in mcp.servers):
+                        continue
+                    pins = load_pins(mcp.lock_path)
+                except (ConfigError, OSError):
+                    continue  # the scenario that uses it reports the problem when it runs
+                planned.append((key, mcp, pins, []))
+                for spec in mcp.servers:
+                    planned[-1][3].append(start_stdio_process(spec))
+            for key, mcp, pins, started in planned:
+                self._mcp[key] = self._begin_sources(mcp, pins, started)
+        finally:  # whatever was not handed to a source (an import that failed) is stopped
+            for _, _, _, started in planned:
+                for process in started:
+                    if process is not None:
+                        process.discard()  # a no-op once its source took it
 
     def shared_mcp_sources(self, config: Path) -> list[McpToolSource] | None:
         """The MCP sources of `config` kept for every scenario of this worker, when each of its
@@ -138,10 +163,10 @@ class SuiteCache:
 
         Keyed by the config's and lock's bytes, so an edited file starts new servers.
         """
-        return self._mcp_sources(config, wait=True)
+        return self._mcp_sources(config)
 
-    def _mcp_sources(self, config: Path, *, wait: bool) -> list[McpToolSource] | None:
-        from governance import McpToolSource, load_mcp_config, load_pins
+    def _mcp_sources(self, config: Path) -> list[McpToolSource] | None:
+        from governance.mcp import load_mcp_config, load_pins
 
         key = self._mcp_key(config)
         found = self._mcp.get(key)
@@ -150,13 +175,24 @@ class SuiteCache:
             if not all(spec.stateless for spec in mcp.servers):
                 return None
             pins = load_pins(mcp.lock_path)
-            found = self._mcp[key] = [McpToolSource(spec, pins=pins) for spec in mcp.servers]
-            for source in found:
-                source.begin()  # side by side: each waits for its server below, or later
-        if wait:
-            for source in found:
-                source.wait_started()  # a no-op once it is up (or failed)
+            found = self._mcp[key] = self._begin_sources(mcp, pins, [None] * len(mcp.servers))
+        for source in found:
+            source.wait_started()  # a no-op once it is up (or failed)
         return found
+
+    @staticmethod
+    def _begin_sources(
+        mcp: McpConfig, pins: PinSet, started: Sequence[StartedProcess | None]
+    ) -> list[McpToolSource]:
+        from governance.mcp import McpToolSource  # imports the MCP SDK
+
+        sources = [
+            McpToolSource(spec, pins=pins, started=process)
+            for spec, process in zip(mcp.servers, started, strict=True)
+        ]
+        for source in sources:
+            source.begin()  # side by side: each is waited for by its first scenario
+        return sources
 
     def release_mcp_sources(self, config: Path) -> None:
         """After a scenario: sources that are no longer pristine (crashed, restarted, timed out)

@@ -1,5 +1,6 @@
 """MCP servers as tool sources: config, pins, description hygiene, and the SDK client over
-stdio and Streamable HTTP (the SDK is imported only when a client is opened).
+stdio and Streamable HTTP (the SDK is imported only when a client is opened; a stdio server's
+process can be started before that, `start_stdio_process`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from governance.mcp._text import neutralise_description
 
 if TYPE_CHECKING:
     from governance.mcp._client import McpToolSource, open_mcp_sources
+    from governance.mcp._launch import StartedProcess, start_stdio_process
 
-# The SDK-bound modules load on first use, so reading a config or a lock never imports mcp.
+# The SDK-bound modules (and anyio, for starting a process) load on first use, so reading a
+# config or a lock imports neither.
 _LAZY = {
     "McpToolSource": "governance.mcp._client",
     "open_mcp_sources": "governance.mcp._client",
+    "StartedProcess": "governance.mcp._launch",
+    "start_stdio_process": "governance.mcp._launch",
 }
 
 
@@ -47,11 +52,13 @@ __all__ = [
     "McpToolInfo",
     "McpToolSource",
     "PinSet",
+    "StartedProcess",
     "load_mcp_config",
     "load_pins",
     "locked_sources",
     "neutralise_description",
     "open_mcp_sources",
     "pins_for",
+    "start_stdio_process",
     "write_pins",
 ]

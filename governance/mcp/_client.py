@@ -30,13 +30,11 @@ import functools
 import json
 import math
 import os
-import shutil
-import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import anyio
 import httpx2
@@ -49,15 +47,17 @@ from mcp.shared.exceptions import MCPError
 from governance.core._closing import Closing
 from governance.core._contracts import ToolCall, ToolDescriptor, ToolResult
 from governance.core._process_token import process_token
-from governance.mcp._config import (
-    ALWAYS_PASSED_ENV,
-    PYTHON_COMMANDS,
-    McpConfig,
-    McpServerSpec,
+from governance.mcp._config import McpConfig, McpServerSpec
+from governance.mcp._launch import (
+    LoopThread,
+    StartedProcess,
+    StdioLaunch,
+    StdioProcess,
+    stdio_launch,
 )
 from governance.mcp._mapping import McpToolDefinition, McpToolInfo, describe_tools, encodable
 from governance.mcp._pins import PinSet
-from governance.mcp._stdio import StdioLaunch, StdioProcess, exit_code_within, stdio_transport
+from governance.mcp._stdio import exit_code_within, stdio_transport
 
 SourceState = Literal["starting", "up", "failed", "down", "closed"]
 DEFAULT_MAX_RESTARTS = 2
@@ -67,7 +67,6 @@ _SHUTDOWN_SECONDS = 15.0
 _MAX_LIST_PAGES = 100
 _ERROR_CHARS = 2_000
 _EXIT_CODE_WAIT = 0.5
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,41 +87,6 @@ class _Failure:
     reason: str
     message: str
     transport: bool = False  # the connection broke: the effect is unknown, a retry may help
-
-
-class _LoopThread:
-    """One asyncio event loop running forever in a daemon thread."""
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            pending = asyncio.all_tasks(self.loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            self.loop.run_until_complete(self.loop.shutdown_default_executor())
-            self.loop.close()
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def call_soon(self, callback: Callable[[], object]) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is already closed
-            self.loop.call_soon_threadsafe(callback)
-
-    def close(self, timeout: float = _SHUTDOWN_SECONDS) -> None:
-        if self._thread.is_alive():
-            self.call_soon(self.loop.stop)
-            self._thread.join(timeout)
 
 
 class _Connection:
@@ -150,21 +114,6 @@ class _Connection:
             return False
         pid = handle.pid
         return pid is not None and process_token(pid) is not None
-
-
-def child_environment(names: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
-    """A stdio child's whole environment: PATH, HOME and the allow-listed names that are set."""
-    wanted = dict.fromkeys((*ALWAYS_PASSED_ENV, *names))
-    return {name: environ[name] for name in wanted if name in environ}
-
-
-def resolve_command(command: str, path: str | None) -> str | None:
-    """`python`/`python3` -> this interpreter; a bare name -> found on `path`; else as written."""
-    if command in PYTHON_COMMANDS:
-        return sys.executable
-    if "/" in command:
-        return command
-    return shutil.which(command, path=path)
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
@@ -231,7 +180,11 @@ class McpToolSource(Closing):
         pins: PinSet | None = None,
         environ: Mapping[str, str] | None = None,
         max_restarts: int = DEFAULT_MAX_RESTARTS,
+        started: StartedProcess | None = None,
     ) -> None:
+        """`started`: the server's process, started before the SDK was imported
+        (`start_stdio_process`); the first connection adopts it when it was launched exactly
+        as this source would launch it, else it is stopped and a process of its own started."""
         self.spec = spec
         self.name = spec.source_name
         self._pins = pins or PinSet()
@@ -242,11 +195,12 @@ class McpToolSource(Closing):
         self._detail = ""
         self._restarts = 0
         self._conn: _Connection | None = None
-        self._loop: _LoopThread | None = None
+        self._loop: LoopThread | None = None
         self._tools: list[McpToolInfo] = []
         self._registered: dict[str, McpToolInfo] = {}  # by registered name
         self._changed: set[str] = set()  # MCP names whose definition changed after a re-open
         self._troubled = False  # a call timed out or lost the connection (see `reusable`)
+        self._started = started
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -260,8 +214,23 @@ class McpToolSource(Closing):
         with self._lock:
             if self._loop is not None:
                 return
-            self._loop = _LoopThread(f"proctor-{self.name}")
+            adopted = self._adopt_started()
+            if adopted is not None:
+                self._loop, handle = adopted
+                self._conn = self._launch(handle)
+                return
+            self._loop = LoopThread(f"proctor-{self.name}")
             self._conn = self._launch()
+
+    def _adopt_started(self) -> tuple[LoopThread, StdioProcess] | None:
+        started, self._started = self._started, None
+        if started is None:
+            return None
+        launch = self._stdio_launch() if self.spec.transport == "stdio" else None
+        if not isinstance(launch, StdioLaunch):
+            started.discard()
+            return None
+        return started.take(launch)
 
     def wait_started(self) -> SourceStatus:
         with self._lock:
@@ -285,6 +254,9 @@ class McpToolSource(Closing):
             if self._state == "closed":
                 return
             self._state = "closed"
+            if self._started is not None:  # closed before it ever began
+                self._started.discard()
+                self._started = None
             if self._conn is not None:
                 self._teardown(self._conn)
                 self._conn = None
@@ -472,10 +444,12 @@ class McpToolSource(Closing):
             self._compare(fresh.listing)
             return fresh
 
-    def _launch(self) -> _Connection:
+    def _launch(self, started: StdioProcess | None = None) -> _Connection:
         assert self._loop is not None
         spec = self.spec
         conn = _Connection(stdio=spec.transport == "stdio")
+        if started is not None:
+            conn.handle = started
         opener: Callable[[], contextlib.AbstractAsyncContextManager[TransportStreams]]
         if spec.transport == "stdio":
             launch = self._stdio_launch()
@@ -496,14 +470,7 @@ class McpToolSource(Closing):
         return conn
 
     def _stdio_launch(self) -> StdioLaunch | str:
-        spec = self.spec
-        env = child_environment(spec.env, self._environ)
-        command = resolve_command(spec.command, env.get("PATH"))
-        if command is None:
-            return f"command not found: {spec.command!r} (looked on PATH)"
-        if spec.cwd is not None and not os.path.isdir(spec.cwd):
-            return f"cwd {spec.cwd!r} is not a directory"
-        return StdioLaunch(command=command, args=spec.args, env=env, cwd=spec.cwd)
+        return stdio_launch(self.spec, self._environ)
 
     def _http_headers(self) -> dict[str, str] | str:
         headers: dict[str, str] = {}

@@ -9,12 +9,9 @@ start-up errors quote. POSIX only: the child runs in its own session so the whol
 
 from __future__ import annotations
 
-import collections
 import math
-import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 
 import anyio
 import anyio.abc
@@ -24,49 +21,13 @@ from mcp.client._transport import TransportStreams
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from governance.mcp._launch import StdioLaunch, StdioProcess, open_stdio_process
+
 MAX_MESSAGE_CHARS = 64 * 1024 * 1024  # one JSON-RPC line; a server sending more is cut off
-STDERR_TAIL_CHARS = 4_000
 EXIT_GRACE_SECONDS = 1.0  # after stdin closes, before SIGTERM to the process group
 KILL_GRACE_SECONDS = 1.0  # after SIGTERM, before SIGKILL
 _WRITER_FLUSH_SECONDS = 0.5
 _POLL_SECONDS = 0.01
-
-
-@dataclass(frozen=True, slots=True)
-class StdioLaunch:
-    """What to run: a resolved executable, its arguments, its whole environment, its cwd."""
-
-    command: str
-    args: tuple[str, ...]
-    env: Mapping[str, str]
-    cwd: str | None = None
-
-
-class StdioProcess:
-    """The live child behind one stdio connection: pid, exit code, stderr tail, lost flag."""
-
-    def __init__(self) -> None:
-        self.process: anyio.abc.Process | None = None
-        self.lost = False  # stdout ended while nobody was shutting the connection down
-        self._stderr: collections.deque[str] = collections.deque()
-        self._stderr_chars = 0
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
-    @property
-    def returncode(self) -> int | None:
-        return self.process.returncode if self.process is not None else None
-
-    def stderr_tail(self) -> str:
-        return "".join(self._stderr)[-STDERR_TAIL_CHARS:]
-
-    def _note_stderr(self, text: str) -> None:
-        self._stderr.append(text)
-        self._stderr_chars += len(text)
-        while self._stderr_chars > STDERR_TAIL_CHARS and len(self._stderr) > 1:
-            self._stderr_chars -= len(self._stderr.popleft())
 
 
 def _parse_line(line: str) -> SessionMessage | Exception:
@@ -81,22 +42,17 @@ def _parse_line(line: str) -> SessionMessage | Exception:
 async def stdio_transport(
     launch: StdioLaunch, handle: StdioProcess
 ) -> AsyncIterator[TransportStreams]:
-    """Spawn the server and yield the (read, write) streams a `ClientSession` runs on.
+    """Spawn the server (unless `handle` holds it already) and yield the (read, write) streams
+    a `ClientSession` runs on.
 
     Raises OSError when the command cannot be started. On exit the child is stopped the MCP
     way (stdin closed, a grace period, then SIGTERM and SIGKILL to its process group), every
     wait bounded, shielded from cancellation so no process outlives the connection.
     """
-    process = await anyio.open_process(
-        [launch.command, *launch.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=launch.cwd,
-        env=dict(launch.env),
-        start_new_session=True,
-    )
-    handle.process = process
+    # A process started ahead of the SDK import (`start_stdio_process`) is adopted as it is.
+    process = handle.process
+    if process is None:
+        process = await open_stdio_process(launch, handle)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()

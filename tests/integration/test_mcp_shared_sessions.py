@@ -137,3 +137,52 @@ def test_traces_are_the_same_bytes_shared_or_not_serial_or_in_parallel(
     echoes = [t for t in shared if '"scenario_id":"echo-' in t]
     assert len(echoes) == order.count("echo")
     assert all('"final_answer":"said hello"' in t for t in echoes)
+
+
+PRESTART_PROBE = """
+import importlib.abc, os, sys
+from pathlib import Path
+
+def demo_children():
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\\0")
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"stubs.mcp_demo" in argv:
+            found.append(int(entry))
+    return found
+
+class Watch(importlib.abc.MetaPathFinder):
+    seen = None
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp" and Watch.seen is None:
+            Watch.seen = demo_children()
+        return None
+
+sys.meta_path.insert(0, Watch())
+from harness._suite_cache import SuiteCache
+cache = SuiteCache()
+try:
+    cache.prestart_mcp([Path(p) for p in sys.argv[1:]])
+    print(len(Watch.seen or []), len(set(Watch.seen or [])), "mcp" in sys.modules)
+finally:
+    cache.close()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc")
+def test_a_suites_stateless_servers_are_running_before_the_mcp_sdk_is_imported() -> None:
+    import subprocess
+    import sys
+
+    servers = REPO / "scenarios" / "mcp" / "servers"
+    done = subprocess.run(
+        [sys.executable, "-c", PRESTART_PROBE, str(servers / "demo.yaml"),
+         str(servers / "demo-mapped.yaml")],
+        capture_output=True, text=True, check=True, cwd=REPO,
+    )  # fmt: skip
+    # One process per config (never one shared by both), each already started.
+    assert done.stdout.split() == ["2", "2", "True"]

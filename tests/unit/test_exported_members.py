@@ -50,8 +50,8 @@ FOLDER_API = {
         Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
     "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
-        load_mcp_config load_pins locked_sources neutralise_description open_mcp_sources
-        pins_for write_mcp_schema write_pins""",
+        StartedProcess load_mcp_config load_pins locked_sources neutralise_description
+        open_mcp_sources pins_for start_stdio_process write_mcp_schema write_pins""",
 }
 
 

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from governance.core._errors import ConfigError
-from governance.mcp._client import child_environment, resolve_command
 from governance.mcp._config import (
     SCHEMA_COMMAND,
     SCHEMA_PATH,
@@ -24,6 +23,7 @@ from governance.mcp._config import (
     render_mcp_schema,
     write_mcp_schema,
 )
+from governance.mcp._launch import child_environment, resolve_command
 
 EXAMPLE = """\
 version: 1
