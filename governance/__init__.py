@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from governance.core._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from governance._approval_flow import EditRefused
@@ -253,13 +254,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'governance' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this hook
-    return value
+__getattr__ = lazy_attributes(globals(), _EXPORTS)  # later look-ups skip the hook
 
 
 def __dir__() -> list[str]:

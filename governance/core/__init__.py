@@ -30,8 +30,10 @@ from governance.core._errors import (
     RegistryError,
     ToolInputError,
 )
+from governance.core._lazy import lazy_attributes
 
 __all__ = [
+    "lazy_attributes",
     "ActionType",
     "AuditWriteError",
     "Clock",

@@ -5,9 +5,9 @@ process can be started before that, `start_stdio_process`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from governance.core._lazy import lazy_attributes
 from governance.mcp._config import McpConfig, McpConfigError, load_mcp_config, write_mcp_schema
 from governance.mcp._mapping import HINTS, McpToolInfo
 from governance.mcp._pins import (
@@ -34,13 +34,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(globals(), _LAZY)  # later look-ups skip the hook
 
 
 __all__ = [
