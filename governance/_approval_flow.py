@@ -100,6 +100,8 @@ class ApprovalFlow:
     def hold(
         self, call: ToolCall, descriptor: ToolDescriptor | None, decision: Decision
     ) -> ToolResult:
+        """Park a call the policy sent to a human: a request in the approval store, bound to the
+        call's arguments digest and the rules that held it. Nothing executes here."""
         if self._approvals is None:
             self._steps.record(call, "approval.required", {"rule_ids": list(decision.rule_ids)})
             return refusal(call, decision, "held", decision.reason, HELD_MESSAGE)
