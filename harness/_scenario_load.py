@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import os
 import re
 import types
@@ -22,7 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governance import digest
@@ -30,6 +28,7 @@ from governance.config import (
     Loc,
     decode_text,
     format_loc,
+    load_json,
     load_yaml_with_lines,
     read_capped,
     render_json,
@@ -117,10 +116,26 @@ def mcp_config_digest(loaded: LoadedScenario) -> str | None:
     if config is None:
         return None
     lock = config.with_name(f"{config.stem}.lock.json")
+    # Read with the readers the gateway uses (duplicate keys refused, the same scalars), so
+    # the identity changes exactly when what a run would load changes.
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8"))
-        pins = json.loads(lock.read_text(encoding="utf-8")) if lock.is_file() else None
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        text = decode_text(
+            read_capped(config, ScenarioError, subject="MCP config"),
+            str(config),
+            ScenarioError,
+            subject="MCP config",
+        )
+        data = load_yaml_with_lines(text, str(config), ScenarioError, subject="MCP config")[0]
+        pins: Any = None
+        if lock.is_file():
+            raw = read_capped(lock, ScenarioError, subject="MCP lock")
+            pins = load_json(
+                decode_text(raw, str(lock), ScenarioError, subject="MCP lock", yaml_breaks=False),
+                str(lock),
+                ScenarioError,
+                subject="MCP lock",
+            ).data
+    except OSError as exc:
         raise ScenarioError(config, None, f"cannot read the MCP config ({exc})") from None
     if isinstance(pins, dict) and "servers" in pins:
         pins = pins["servers"]

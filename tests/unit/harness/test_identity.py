@@ -94,3 +94,39 @@ def test_an_mcp_scenarios_identity_counts_the_pinned_digests_not_the_lock_format
     data["servers"][server][tool] = "sha256:" + "0" * 64  # another definition pinned
     lock.write_text(json.dumps(data), encoding="utf-8")
     assert mcp_config_digest(scenario) != before
+
+
+def _mcp_scenario(tmp_path: Path, config_text: str) -> Any:
+    import shutil
+
+    from harness._scenario_load import load_scenarios
+
+    shutil.copytree(REPO / "scenarios" / "mcp", tmp_path / "mcp")
+    (tmp_path / "mcp" / "servers" / "demo.yaml").write_text(config_text, encoding="utf-8")
+    return load_scenarios([tmp_path / "mcp" / "demo.yaml"])[0]
+
+
+def test_an_mcp_config_with_a_key_given_twice_is_refused_at_its_line_not_read_last_wins(
+    tmp_path: Path,
+) -> None:
+    import pytest
+
+    from harness._errors import ScenarioError
+    from harness._scenario_load import mcp_config_digest
+
+    shipped = (REPO / "scenarios/mcp/servers/demo.yaml").read_text(encoding="utf-8")
+    scenario = _mcp_scenario(tmp_path, shipped + "version: 1\n")  # `version` again
+    with pytest.raises(ScenarioError) as refused:
+        mcp_config_digest(scenario)
+    assert refused.value.path is not None and refused.value.path.endswith("demo.yaml")
+    assert refused.value.line == shipped.count("\n") + 1
+
+
+def test_an_mcp_config_value_is_digested_as_the_gateway_reads_it(tmp_path: Path) -> None:
+    from harness._scenario_load import mcp_config_digest
+
+    shipped = (REPO / "scenarios/mcp/servers/demo.yaml").read_text(encoding="utf-8")
+    # The gateway's reader keeps a date-like scalar as text; PyYAML's would make it a date.
+    dated = _mcp_scenario(tmp_path / "a", shipped + "# 2026-12-01\nnote: 2026-12-01\n")
+    quoted = _mcp_scenario(tmp_path / "b", shipped + "note: '2026-12-01'\n")
+    assert mcp_config_digest(dated) == mcp_config_digest(quoted)
