@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from governance import Policy, parse_policy
+from governance.config import load_yaml_with_lines
+from governance.core import PolicyError
 from harness._checks import expand_checks
 from harness._errors import ScenarioError
 from harness._mutants_file import Equivalent
@@ -101,12 +101,14 @@ def mutate_suite(
     known: set[tuple[str, str, str]] = set()
     for policy_file, items in sorted(scope.items()):
         path = resolve_policy_path(items[0])
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # One read, one reader: the mutants come from the document the policy loader sees.
+        text = path.read_text(encoding="utf-8")
+        document = load_yaml_with_lines(text, str(path), PolicyError, subject="policy")[0]
         mutants = mutants_of(document)
         known |= {(policy_file, m.target, m.mutation) for m in mutants}
         if only is not None and policy_file != only:
             continue
-        reference, likely = _reference(items, parse_policy(path.read_text("utf-8"), str(path)))
+        reference, likely = _reference(items, parse_policy(text, str(path)))
         ids = [item.scenario.id for item in items]
         by_id = {item.scenario.id: item for item in items}
         for mutant in mutants:
