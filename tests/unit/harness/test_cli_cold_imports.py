@@ -57,12 +57,20 @@ HEAVY_MODULES = {
     "stubs.openai_stub",
 }
 
+SPAWN_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.spawn", "os.system")
+# Runs one CLI command in a fresh interpreter; reports its exit code, every module it loaded
+# and every process it tried to start (an audit hook sees those before they happen).
 PROBE = """
 import json, sys
+spawned = []
+def hook(event, args):
+    if event.startswith(SPAWN_EVENTS):
+        spawned.append(event)
+sys.addaudithook(hook)
 from harness.cli._app import cli
 code = cli.main(sys.argv[2:], prog_name="proctor", standalone_mode=False)
 with open(sys.argv[1], "w", encoding="utf-8") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+    json.dump({"code": code, "modules": sorted(sys.modules), "spawned": spawned}, out)
 """
 
 SCENARIO = """\
@@ -79,10 +87,11 @@ scenarios:
 """
 
 
-def _loaded_after(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
-    report = tmp_path / "modules.json"
+def _spawned_and_loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], set[str], str]:
+    report = tmp_path / "probe.json"
+    probe = f"SPAWN_EVENTS = {SPAWN_EVENTS!r}\n" + PROBE
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(report), *args],
+        [sys.executable, "-c", probe, str(report), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -90,7 +99,12 @@ def _loaded_after(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
     )
     assert report.exists(), done.stderr
     found = json.loads(report.read_text(encoding="utf-8"))
-    return found["code"], set(found["modules"])
+    return found["code"], found["spawned"], set(found["modules"]), done.stderr
+
+
+def _loaded_after(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    code, _, modules, _ = _spawned_and_loaded(tmp_path, *args)
+    return code, modules
 
 
 def _heavy(modules: set[str]) -> list[str]:
@@ -137,7 +151,7 @@ def test_a_suite_that_breaks_its_contract_still_exits_3_without_heavy_modules(
     assert _heavy(modules) == []
 
 
-def test_a_replay_run_loads_neither_the_openai_nor_the_mcp_sdk(tmp_path: Path) -> None:
+def test_a_replay_run_loads_neither_an_sdk_nor_the_trace_diff_library(tmp_path: Path) -> None:
     suite = tmp_path / "cold.yaml"
     suite.write_text(SCENARIO, encoding="utf-8")
     code, modules = _loaded_after(
@@ -152,6 +166,8 @@ def test_a_replay_run_loads_neither_the_openai_nor_the_mcp_sdk(tmp_path: Path) -
     assert code == codes.OK
     sdks = {"openai", "mcp", "mcp_types", "httpx", "httpx2", "anyio", "uvicorn", "starlette"}
     assert sorted(m for m in modules if m.split(".")[0] in sdks) == []
+    # deepdiff (and numpy under it) only shows a drifted scenario's trace diff.
+    assert sorted(m for m in modules if m.split(".")[0] in {"deepdiff", "numpy"}) == []
 
 
 def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path: Path) -> None:
@@ -196,36 +212,6 @@ def test_an_unknown_command_exits_64_and_suggests_the_closest_name() -> None:
     assert "Did you mean 'check'?" in result.stderr
 
 
-SPAWN_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.spawn", "os.system")
-SPAWN_PROBE = """
-import json, sys
-spawned = []
-def hook(event, args):
-    if event.startswith(SPAWN_EVENTS):
-        spawned.append(event)
-sys.addaudithook(hook)
-from harness.cli._app import cli
-code = cli.main(sys.argv[2:], prog_name="proctor", standalone_mode=False)
-with open(sys.argv[1], "w", encoding="utf-8") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules), "spawned": spawned}, out)
-"""
-
-
-def _spawned_and_loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], set[str], str]:
-    report = tmp_path / "spawned.json"
-    probe = f"SPAWN_EVENTS = {SPAWN_EVENTS!r}\n" + SPAWN_PROBE
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(report), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert report.exists(), done.stderr
-    found = json.loads(report.read_text(encoding="utf-8"))
-    return found["code"], found["spawned"], set(found["modules"]), done.stderr
-
-
 def test_checking_the_shipped_suite_starts_no_process_and_loads_no_mcp_sdk(
     tmp_path: Path,
 ) -> None:
@@ -261,18 +247,3 @@ def test_the_spawn_probe_sees_a_check_that_starts_an_mcp_server(tmp_path: Path) 
     assert code in (codes.OK, codes.INVALID_SUITE)
 
 
-def test_a_replay_run_without_a_baseline_loads_no_trace_diff_library(tmp_path: Path) -> None:
-    # deepdiff (and numpy under it) is only for showing a drifted scenario's trace diff.
-    suite = tmp_path / "cold.yaml"
-    suite.write_text(SCENARIO, encoding="utf-8")
-    code, modules = _loaded_after(
-        tmp_path,
-        "run",
-        "--no-baseline",
-        "--scenarios",
-        str(suite),
-        "--report-dir",
-        str(tmp_path / "out"),
-    )
-    assert code == codes.OK
-    assert sorted(m for m in modules if m.split(".")[0] in {"deepdiff", "numpy"}) == []
