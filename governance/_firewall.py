@@ -521,9 +521,6 @@ class Firewall:
             self._settle(reservation, "released")  # refused before any effect
         try:
             self._record_outcome(call, result, secrets)
-            if injected:
-                flagged = {"stage": "tool_output", "findings": list(injected)}
-                self._record(call, "guardrail.flagged", flagged)
         except AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
@@ -541,25 +538,25 @@ class Firewall:
     def _record_outcome(
         self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
     ) -> None:
+        """The outcome, and what the output screen found in it, in one write (one commit)."""
         # Named `redaction`: the audit log masks the value of any key that says "secret".
         found = {"redaction": dict(secrets)} if secrets else {}
+        events: list[tuple[str, Mapping[str, Any]]]
         if result.outcome == "executed":
-            self._record(
-                call,
-                "execution.completed",
-                {
-                    "output_digest": digest(result.output),
-                    "output_chars": len(result.output),
-                    "truncated": result.truncated,
-                    **found,
-                },
-            )
+            data = {
+                "output_digest": digest(result.output),
+                "output_chars": len(result.output),
+                "truncated": result.truncated,
+                **found,
+            }
+            events = [("execution.completed", data)]
         else:
-            self._record(
-                call,
-                "execution.failed",
-                {"reason": result.reason, "error": result.error, **found},
-            )
+            failed = {"reason": result.reason, "error": result.error, **found}
+            events = [("execution.failed", failed)]
+        if result.findings:
+            flagged = {"stage": "tool_output", "findings": list(result.findings)}
+            events.append(("guardrail.flagged", flagged))
+        self._record_all(call, events)
 
     def _cap(self, result: ToolResult, decision: Decision) -> ToolResult:
         output = result.output
@@ -591,19 +588,29 @@ class Firewall:
         return first_problem(validator, arguments)
 
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
-        """Record one event: held in this call's batch, or written now with whatever the batch
-        holds (one transaction). Raises AuditFailed when the write fails."""
-        payload = {"call_id": call.call_id, "tool": call.tool, **data}
-        event = LifecycleEvent(
-            kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
-        )
+        """Record one event (see `_record_all`)."""
+        self._record_all(call, [(kind, data)])
+
+    def _record_all(self, call: ToolCall, events: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Record events of one call, in order: held in this call's batch when every one of
+        them is a held kind, else written now with whatever the batch holds (one transaction).
+        Raises AuditFailed when the write fails."""
+        records = [
+            (
+                LifecycleEvent(
+                    kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
+                ),
+                {"call_id": call.call_id, "tool": call.tool, **data},
+            )
+            for kind, data in events
+        ]
         batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
             self._local, "batch", None
         )
-        if batch is not None and kind in _BATCHED:
-            batch.append((event, payload))
+        if batch is not None and all(kind in _BATCHED for kind, _ in events):
+            batch.extend(records)
             return
-        pending = [*batch, (event, payload)] if batch else [(event, payload)]
+        pending = [*batch, *records] if batch else records
         if batch:
             batch.clear()  # written now or never: a failed write must not be retried later
         self._write(pending)

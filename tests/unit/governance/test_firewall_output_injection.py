@@ -131,3 +131,17 @@ def test_a_run_event_cannot_forge_a_call_lifecycle_event(tmp_path: Path, kind: s
         with pytest.raises(ValueError, match="not a run event"):
             firewall.record_run_event("r1", kind, {"call_id": "c9"})
         assert list(audit.events("r1")) == []
+
+
+def test_the_outcome_and_its_flag_are_one_audit_write(tmp_path: Path) -> None:
+    writes: list[list[str]] = []
+
+    class CountingLog(AuditLog):
+        def append_many(self, run_id: str, events: Any) -> Any:
+            writes.append([kind for kind, _ in events])
+            return super().append_many(run_id, events)
+
+    with CountingLog(tmp_path / "audit.sqlite") as audit:
+        _firewall(audit, INJECTION).call(ToolCall("c1", "demo.read", {}, "r1", PRINCIPAL))
+    assert writes[-1] == ["execution.completed", "guardrail.flagged"]
+    assert sum("guardrail.flagged" in kinds for kinds in writes) == 1
