@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from governance import Firewall, PolicyContext, Principal, StaticPolicy, ToolCall, ToolRegistry
 from governance.policy import evaluate, load_policy
-from governance.stores import MEMORY, AuditLog, Durability
+from governance.stores import AuditBackend, AuditLog, Durability, MemoryAuditLog
 from governance.tools import LocalToolSource, builtin_tools, local_tool
 from harness.cli._options import shipped_policy_path
 
@@ -94,9 +94,13 @@ def main() -> None:
         probe = os.open(workspace / "fsync-probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         raw_fsync: list[float] = []
         for store in ("fsync", "os", "memory"):
-            path = MEMORY if store == "memory" else workspace / f"audit-{store}.sqlite"
             durability: Durability = "os" if store == "os" else "fsync"
-            with AuditLog(path, durability=durability) as audit:
+            audit: AuditBackend = (
+                MemoryAuditLog()
+                if store == "memory"
+                else AuditLog(workspace / f"audit-{store}.sqlite", durability=durability)
+            )
+            with audit:
                 firewall = Firewall(registry, StaticPolicy(policy), audit)
                 noop = Firewall(noop_registry, StaticPolicy(noop_policy), audit)
                 for n in range(args.calls):

@@ -30,6 +30,7 @@ from governance.policy._load import PolicyFile
 from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
 from governance.stores._approvals import ApprovalStore
 from governance.stores._audit import AuditLog
+from governance.stores._audit_memory import MemoryAuditLog
 from governance.stores._backends import (
     ApprovalBackend,
     AuditBackend,
@@ -139,7 +140,7 @@ class Gateway(Closing):
         opened: list[AuditBackend | ApprovalBackend | BudgetBackend] = []
         try:
             if spec.kind == "memory":
-                self.audit = AuditLog.ephemeral(key=audit_key, clock=clock)
+                self.audit = MemoryAuditLog(key=audit_key, clock=clock)
                 opened.append(self.audit)
                 self.approvals = ApprovalStore.ephemeral(
                     clock=clock, default_ttl_seconds=ttl, key=approvals_key

@@ -9,16 +9,21 @@ from typing import Any, TypeVar
 
 import pytest
 
+from governance.stores import AuditLog, MemoryAuditLog
 from governance.stores._sqlite import MEMORY
 
 T = TypeVar("T")
 
 BACKENDS = ("sqlite", "memory")
 
+# The memory backend's class for each SQLite store class it replaces.
+_IN_MEMORY: dict[Any, Callable[..., Any]] = {AuditLog: MemoryAuditLog}
+
 
 @dataclass(frozen=True)
 class Backend:
-    """Opens a store class on one backend: a fresh file under tmp_path, or `:memory:`."""
+    """Opens a store class on one backend: a fresh file under tmp_path, or its in-process
+    memory counterpart (same keyword arguments)."""
 
     name: str
     root: Path
@@ -29,7 +34,12 @@ class Backend:
         return self.name != "memory"
 
     def open(self, cls: Callable[..., T], file: str = "store.db", **kwargs: Any) -> T:
-        store = cls(self.root / file if self.durable else MEMORY, **kwargs)
+        if self.durable:
+            store = cls(self.root / file, **kwargs)
+        elif cls in _IN_MEMORY:
+            store = _IN_MEMORY[cls](**kwargs)
+        else:
+            store = cls(MEMORY, **kwargs)
         self.opened.append(store)
         return store
 

@@ -17,6 +17,7 @@ from governance.stores._approvals import (
 )
 from governance.stores._audit import AuditEvent, AuditLog
 from governance.stores._audit_chain import KEY_ENV, ChainVerdict
+from governance.stores._audit_memory import MemoryAuditLog
 from governance.stores._backends import (
     ApprovalBackend,
     AuditBackend,
@@ -65,6 +66,7 @@ __all__ = [
     "Durability",
     "KEY_ENV",
     "MEMORY",
+    "MemoryAuditLog",
     "SelfApprovalError",
     "StoreSpec",
     "StoreUrlError",

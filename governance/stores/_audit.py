@@ -5,7 +5,8 @@ when a key is configured, SHA-256 otherwise. Every write (`append`, or `append_m
 events of one run) is one `BEGIN IMMEDIATE` transaction, so threads and processes sharing the
 file never fork a chain and a batch lands whole or not at all; any failure to write raises
 `AuditWriteError`, which the firewall treats as "do not execute". The file is durable per its
-mode (governance.stores._sqlite: `fsync` or `os`); `AuditLog.ephemeral()` keeps the chain in memory.
+mode (governance.stores._sqlite: `fsync` or `os`). The memory backend
+(governance.stores._audit_memory) shares the write path here (`ChainWriter`): the same chain.
 """
 
 from __future__ import annotations
@@ -31,12 +32,9 @@ from governance.screening._redaction import redact
 from governance.stores._audit_chain import KEY_ENV, Alg, ChainVerdict, chain_hash, genesis
 from governance.stores._audit_verify import verify_stream
 from governance.stores._sqlite import (
-    MEMORY,
     Durability,
     SqliteStore,
     check_durability,
-    is_memory,
-    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -57,12 +55,11 @@ CREATE TABLE IF NOT EXISTS audit_events (
 """
 
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    conn.execute(_SCHEMA)
-
-
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
 _INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+Row = tuple[str, int, str, str, str, str, str, str]  # the columns of _COLUMNS, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +82,106 @@ def _format_ts(now: dt.datetime) -> str:
     return utc_text(now)
 
 
-class AuditLog(SqliteStore):
+class ChainWriter:
+    """The write path every audit backend shares: validate and redact a batch, chain it onto
+    the run's last event, and turn any failure into AuditWriteError (the firewall's "do not
+    execute"). A backend supplies `_write`: find the run's last event and store the rows its
+    `_chain` returns, atomically, under its own lock."""
+
+    _key: bytes | None
+    _clock: Clock
+
+    @property
+    def alg(self) -> Alg:
+        """What this log writes and expects: `hmac-sha256` with a key, `sha256` without."""
+        return "hmac-sha256" if self._key else "sha256"
+
+    def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
+        """A keyed digest of the raw arguments: provable later without storing them."""
+        try:
+            return keyed_digest(dict(arguments), self._key)
+        except (TypeError, ValueError) as exc:
+            raise AuditWriteError(f"arguments cannot be digested as JSON: {exc}") from exc
+
+    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> AuditEvent:
+        """Redact `data` and add it as the next event of `run_id`'s chain, or raise."""
+        return self.append_many(run_id, ((kind, data),))[0]
+
+    def append_many(
+        self, run_id: str, events: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[AuditEvent]:
+        """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
+        fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
+        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
+        try:
+            if not isinstance(run_id, str) or not run_id:
+                raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
+            if not events:
+                raise ValueError("append_many needs at least one event")
+            prepared = [_prepare(kind, data) for kind, data in events]
+        except Exception as exc:
+            raise AuditWriteError(f"audit event for run {run_id!r} is not valid: {exc}") from exc
+        try:
+            return self._write(run_id, prepared)
+        except AuditWriteError:
+            raise
+        except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
+            raise AuditWriteError(
+                f"could not write {kinds} for run {run_id!r} to {self._name()}: {exc}"
+            ) from exc
+
+    def _name(self) -> str:
+        raise NotImplementedError
+
+    def _write(
+        self, run_id: str, prepared: Sequence[tuple[str, str, dict[str, Any], bool]]
+    ) -> list[AuditEvent]:
+        raise NotImplementedError
+
+    def _chain(
+        self,
+        run_id: str,
+        last: Sequence[Any] | None,
+        prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
+    ) -> tuple[list[Row], list[AuditEvent]]:
+        """The stored rows and the events of a batch chained onto `last` (the run's last
+        `(seq, alg, hash)`, None for a new run). Pure but for the clock: raises before the
+        backend has stored anything."""
+        alg = self.alg
+        if last is None:
+            seq, prev_hash = 0, genesis(alg)
+        else:
+            if last[1] != alg:
+                raise ValueError(
+                    f"run {run_id!r} was started with alg {last[1]!r} but this log writes "
+                    f"{alg!r}; check {KEY_ENV}"
+                )
+            seq, prev_hash = int(last[0]), str(last[2])
+        rows: list[Row] = []
+        out: list[AuditEvent] = []
+        for kind, stored, clean, plain in prepared:
+            seq += 1
+            ts = _format_ts(self._clock.now())
+            if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
+                message = _record_json(run_id, seq, kind, ts, stored, alg)
+                digest = _seal(prev_hash, message, alg, self._key)
+            else:
+                digest = chain_hash(
+                    prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
+                    key=self._key,
+                )  # fmt: skip
+            rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
+            out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
+            prev_hash = digest
+        return rows, out
+
+
+class AuditLog(ChainWriter, SqliteStore):
     """An append-only, per-run hash-chained event log in one SQLite file (WAL).
 
     Safe to share between threads (one connection behind a lock) and between processes
     (`BEGIN IMMEDIATE` plus a busy timeout). `readonly=True` opens an existing file for
-    verification without ever writing to it. `durability` is `fsync` (default) or `os`; the
-    path `:memory:` (see `ephemeral`) keeps everything in memory, for scenario runs.
+    verification without ever writing to it. `durability` is `fsync` (default) or `os`.
     Reads fail as GovernanceError; writes as AuditWriteError (the firewall's "do not execute").
     """
 
@@ -137,17 +227,9 @@ class AuditLog(SqliteStore):
         """`PROCTOR_AUDIT_KEY` as UTF-8 bytes, or None when it is unset or empty."""
         return os.environ.get(KEY_ENV, "").encode("utf-8") or None
 
-    @classmethod
-    def ephemeral(cls, *, key: bytes | None = None, clock: Clock | None = None) -> AuditLog:
-        """A log in memory: the same chain and checks, nothing on disk, gone on `close()`."""
-        return cls(MEMORY, key=key, clock=clock)
-
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        if self._readonly:
-            if is_memory(self.path) or not self.path.is_file():
-                raise OSError(f"no such file: {self.path}")
-        if is_memory(self.path):
-            return memory_database("audit", _create_schema)
+        if self._readonly and not self.path.is_file():
+            raise OSError(f"no such file: {self.path}")
         # fsync: an event is on disk before the call it guards may run (governance.stores._sqlite).
         conn = open_connection(
             self.path,
@@ -159,95 +241,34 @@ class AuditLog(SqliteStore):
             if self._readonly:
                 conn.execute("SELECT 1 FROM audit_events LIMIT 1").fetchall()
             else:
-                _create_schema(conn)
+                conn.execute(_SCHEMA)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    @property
-    def alg(self) -> Alg:
-        """What this log writes and expects: `hmac-sha256` with a key, `sha256` without."""
-        return "hmac-sha256" if self._key else "sha256"
+    def _name(self) -> str:
+        return f"audit log {self.path}"
 
-    def digest_arguments(self, arguments: Mapping[str, Any]) -> str:
-        """A keyed digest of the raw arguments: provable later without storing them."""
-        try:
-            return keyed_digest(dict(arguments), self._key)
-        except (TypeError, ValueError) as exc:
-            raise AuditWriteError(f"arguments cannot be digested as JSON: {exc}") from exc
-
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> AuditEvent:
-        """Redact `data` and add it as the next event of `run_id`'s chain, or raise."""
-        return self.append_many(run_id, ((kind, data),))[0]
-
-    def append_many(
-        self, run_id: str, events: Sequence[tuple[str, Mapping[str, Any]]]
+    def _write(
+        self, run_id: str, prepared: Sequence[tuple[str, str, dict[str, Any], bool]]
     ) -> list[AuditEvent]:
-        """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
-        fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
-        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
-        try:
-            if not isinstance(run_id, str) or not run_id:
-                raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
-            if not events:
-                raise ValueError("append_many needs at least one event")
-            prepared = [_prepare(kind, data) for kind, data in events]
-        except Exception as exc:
-            raise AuditWriteError(f"audit event for run {run_id!r} is not valid: {exc}") from exc
         with self._lock:
             if self._conn is None:
                 raise AuditWriteError(f"audit log {self.path} is closed")
             if self._readonly:
                 raise AuditWriteError(f"audit log {self.path} was opened read-only")
-            try:
-                return self._append_locked(self._conn, run_id, prepared)
-            except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
-                raise AuditWriteError(
-                    f"could not write {kinds} for run {run_id!r} to audit log {self.path}: {exc}"
-                ) from exc
-
-    def _append_locked(
-        self,
-        conn: sqlite3.Connection,
-        run_id: str,
-        prepared: Sequence[tuple[str, str, dict[str, Any], bool]],
-    ) -> list[AuditEvent]:
-        out: list[AuditEvent] = []
-        with transaction(conn):
-            last = conn.execute(
-                "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
-                "ORDER BY seq DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
-            alg = self.alg
-            if last is None:
-                seq, prev_hash = 0, genesis(alg)
-            else:
-                if last[1] != alg:
-                    raise ValueError(
-                        f"run {run_id!r} was started with alg {last[1]!r} but this log writes "
-                        f"{alg!r}; check {KEY_ENV}"
-                    )
-                seq, prev_hash = int(last[0]), str(last[2])
-            rows = []
-            for kind, stored, clean, plain in prepared:
-                seq += 1
-                ts = _format_ts(self._clock.now())
-                if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
-                    message = _record_json(run_id, seq, kind, ts, stored, alg)
-                    digest = _seal(prev_hash, message, alg, self._key)
-                else:
-                    digest = chain_hash(
-                        prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
-                        key=self._key,
-                    )  # fmt: skip
-                rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
-                out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
-                prev_hash = digest
-            conn.executemany(_INSERT, rows)  # one statement for the whole batch
-            conn.execute("COMMIT")
-        return out
+            conn = self._conn
+            with transaction(conn):
+                last = conn.execute(
+                    "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
+                    "ORDER BY seq DESC LIMIT 1",
+                    (run_id,),
+                ).fetchone()
+                rows, out = self._chain(run_id, last, prepared)
+                conn.executemany(_INSERT, rows)  # one statement for the whole batch
+                conn.execute("COMMIT")
+            return out
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._session("read it") as conn:
@@ -271,18 +292,7 @@ class AuditLog(SqliteStore):
 
     def events(self, run_id: str) -> list[AuditEvent]:
         """The run's events ordered by seq. Raises if a row's data is not a JSON object."""
-        out = []
-        for run, seq, kind, ts, data, alg, prev_hash, digest in self._rows(run_id):
-            try:
-                parsed = json.loads(data)
-            except (TypeError, ValueError):
-                parsed = None
-            if not isinstance(parsed, dict):
-                raise GovernanceError(
-                    f"audit event {run!r} seq {seq} has malformed data; run `proctor audit verify`"
-                )
-            out.append(AuditEvent(run, seq, kind, ts, parsed, alg, prev_hash, digest))
-        return out
+        return [read_event(row) for row in self._rows(run_id)]
 
     def verify(self, run_id: str) -> ChainVerdict:
         """Recompute the run's chain from genesis and name the first event that does not fit."""
@@ -310,6 +320,20 @@ class AuditLog(SqliteStore):
                 yield cursor
             finally:
                 cursor.close()
+
+
+def read_event(row: Sequence[Any]) -> AuditEvent:
+    """A stored row as an event, its data parsed anew (GovernanceError if not a JSON object)."""
+    run, seq, kind, ts, data, alg, prev_hash, digest = row
+    try:
+        parsed = json.loads(data)
+    except (TypeError, ValueError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise GovernanceError(
+            f"audit event {run!r} seq {seq} has malformed data; run `proctor audit verify`"
+        )
+    return AuditEvent(run, seq, kind, ts, parsed, alg, prev_hash, digest)
 
 
 def _prepare(kind: str, data: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bool]:

@@ -14,6 +14,7 @@ import pytest
 from governance import ManualClock
 from governance.stores._audit import AuditLog, _plain, _prepare, _record_json, _seal
 from governance.stores._audit_chain import chain_hash
+from tests.store_backends import Backend
 
 KEY = b"k" * 32
 
@@ -61,8 +62,8 @@ def test_data_that_would_not_read_back_as_itself_takes_the_parsed_path() -> None
         assert isinstance(clean, dict)
 
 
-def test_records_with_keys_that_are_not_text_still_verify() -> None:
-    with AuditLog.ephemeral(key=KEY, clock=ManualClock()) as audit:
+def test_records_with_keys_that_are_not_text_still_verify(backend: Backend) -> None:
+    with backend.open(AuditLog, key=KEY, clock=ManualClock()) as audit:
         audit.append("run-1", "note", {"counts": {9: "nine", 10: "ten"}, "pair": (1, 2)})
         audit.append("run-1", "note", {"plain": "yes", "n": 1.25})
         verdict = audit.verify("run-1")
@@ -73,8 +74,8 @@ def test_records_with_keys_that_are_not_text_still_verify() -> None:
         }
 
 
-def test_the_event_handed_back_equals_the_event_read_back() -> None:
-    with AuditLog.ephemeral(clock=ManualClock()) as audit:
+def test_the_event_handed_back_equals_the_event_read_back(backend: Backend) -> None:
+    with backend.open(AuditLog, clock=ManualClock()) as audit:
         written = [audit.append("run-1", "note", data) for data in _payloads(22, 200)]
         assert audit.events("run-1") == written
         assert audit.verify("run-1").ok

@@ -14,7 +14,6 @@ from governance.core._clock import ManualClock
 from governance.core._contracts import Principal, ToolCall
 from governance.stores import _sqlite
 from governance.stores._approvals import ApprovalStore
-from governance.stores._audit import AuditLog
 from governance.stores._budgets import Budget, BudgetReservation, BudgetStore
 from governance.stores._sqlite import memory_database
 
@@ -104,14 +103,7 @@ def test_ephemeral_approval_stores_number_from_one_and_zero_freed_pages() -> Non
             second.close()
 
 
-def test_ephemeral_audit_and_budget_stores_start_empty_after_others_were_used() -> None:
-    used = AuditLog.ephemeral()
-    used.append("run-1", "note", {"n": 1})
-    fresh = AuditLog.ephemeral()
-    assert fresh.run_ids() == [] and used.run_ids() == ["run-1"]
-    assert fresh.append("run-1", "note", {"n": 1}).seq == 1
-    used.close()
-    fresh.close()
+def test_ephemeral_budget_stores_start_empty_after_others_were_used() -> None:
     budgets = BudgetStore.ephemeral()
     assert budgets.ledger() == [] and budgets.resets() == []
     budgets.close()
@@ -182,11 +174,7 @@ def test_at_most_a_few_idle_databases_are_kept(request: pytest.FixtureRequest) -
 
 
 def test_stores_opened_one_after_another_see_nothing_of_each_other() -> None:
-    for n in range(3):
-        audit = AuditLog.ephemeral()
-        assert audit.run_ids() == []
-        assert audit.append("run-1", "note", {"n": n}).seq == 1
-        audit.close()
+    for _ in range(3):
         approvals = ApprovalStore.ephemeral()
         assert approvals.list() == []
         made = approvals.create(
