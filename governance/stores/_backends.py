@@ -2,7 +2,8 @@
 the audit log, and how a store URL picks the backend that provides them.
 
 Backends today: the SQLite files (`sqlite`, the durable default, in `fsync` or `os` durability)
-and `memory` (the same SQL over `:memory:`: nothing on disk, no fsync, for scenario runs). A
+and `memory` (nothing on disk, no fsync, for scenario runs: the audit log in Python,
+`MemoryAuditLog`; approvals and budgets the same SQL over `:memory:`). A
 server backend (PostgreSQL) plugs in by implementing the three protocols below; the contract
 tests in tests/unit/governance/stores/ run against every backend. What a backend must keep:
 
