@@ -223,7 +223,8 @@ def _parallel(
         if store is not None:
             names = {sid: store.name_of(sid) for sid in (s.scenario.id for s in scenarios)}
             name_of = names.get
-    work = _Work(scenarios, run_id, provider, store.directory if store is not None else None, name_of)
+    directory = store.directory if store is not None else None  # an empty store is falsy
+    work = _Work(scenarios, run_id, provider, directory, name_of)
     spans = chunk_spans(len(scenarios), jobs)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
