@@ -76,7 +76,12 @@ class Gateway(Closing):
         store: str | StoreSpec = "sqlite",
         durability: Durability | None = None,
         evidence: bool = False,
+        registry: ToolRegistry | None = None,
     ) -> None:
+        """`registry`, when given, is the whole tool surface, already built (a suite's scenarios
+        share one, with its digest): then no `sources`, `builtin` or `mcp_config`."""
+        if registry is not None and (sources or builtin or mcp_config is not None):
+            raise ValueError("a gateway given a registry takes no other tool source")
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
         # A bad store URL or durability refuses to start, before anything is created.
@@ -118,7 +123,7 @@ class Gateway(Closing):
             self._mcp_sources = open_mcp_sources(mcp, mcp_pins)
             all_sources.extend(self._mcp_sources)
         try:
-            self.registry = ToolRegistry(all_sources)
+            self.registry = registry if registry is not None else ToolRegistry(all_sources)
         except BaseException:
             self.close()
             raise

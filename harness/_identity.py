@@ -15,12 +15,13 @@ no line of diff but still different digests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance import canonical_json, digest, redact
+from governance import canonical_json, redact
 from harness._scenario import Scenario
 
 # Never fed to the run: the key, documentation, selection, and what the run is judged against.
@@ -65,4 +66,5 @@ def scenario_inputs(
     clear["registry_digest"] = registry_digest
     if mcp_config_digest is not None:
         clear["mcp_config_digest"] = mcp_config_digest
-    return ScenarioInputs(scenario.id, digest(clear), canonical_json(clear))
+    raw = canonical_json(clear)  # encoded once, for the digest (as `digest` labels it) and kept
+    return ScenarioInputs(scenario.id, "sha256:" + hashlib.sha256(raw).hexdigest(), raw)

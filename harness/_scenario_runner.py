@@ -94,17 +94,19 @@ def open_scenario_gateway(
     # other config's are started by the gateway and stopped with it.
     mcp_config = resolve_mcp_config(loaded)
     shared = cache.shared_mcp_sources(mcp_config) if mcp_config is not None else None
+    plain = mcp_config is None  # the built-in tools alone: their registry is built once
     return Gateway(
         state_dir=cache.new_state_dir(),
         policy_path=policy_path,
         clock=clock,
         audit_key_from_env=False,
-        sources=[cache.builtin_source(), *(shared or ())],
+        sources=[] if plain else [cache.builtin_source(), *(shared or ())],
         builtin=False,
         mcp_config=mcp_config if shared is None else None,
         policy=policy if policy is not None else cache.policy(policy_path),
         store=_MEMORY_STORE,  # a scenario's approvals, budgets and audit live and die with it
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
+        registry=cache.builtin_registry() if plain else None,
     )
 
 
@@ -145,9 +147,7 @@ def _run_scenario(
         with gateway:
             setup = _setup(gateway, workspace.files_dir, scenario, clock)
             live = provider.build(scenario)
-            loop = AgentLoop(
-                live, gateway.firewall, max_steps=scenario.max_steps
-            )
+            loop = AgentLoop(live, gateway.firewall, max_steps=scenario.max_steps)
             principal = Principal(
                 scenario.principal.actor, scenario.principal.agent, scenario.principal.team
             )
@@ -206,9 +206,10 @@ def _setup(
     gateway: Gateway, files: Path, scenario: Scenario, clock: ManualClock
 ) -> list[SetupRecord]:
     records: list[SetupRecord] = []
+    sandbox = files.resolve() if scenario.setup.files else files
     for relative, text in sorted(scenario.setup.files.items()):
         target = (files / canonical_path(relative)).resolve()
-        if not target.is_relative_to(files.resolve()):
+        if not target.is_relative_to(sandbox):
             raise ValueError(f"setup file {relative!r} escapes the sandbox")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from governance import Policy
+from governance import Policy, ToolRegistry
 from governance.config import decode_text
 from governance.core import ConfigError, PolicyError
 from governance.policy import parse_policy
@@ -67,6 +67,7 @@ class SuiteCache:
         self._db = sqlite3.connect(self.workspace.db_path, check_same_thread=False)
         self._db_version: int | None = None  # unknown: the first reset restores
         self._builtin = builtin_tools(self.workspace.root)
+        self._builtin_registry: ToolRegistry | None = None
         self._root = root
         self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
 
@@ -88,6 +89,14 @@ class SuiteCache:
     def builtin_source(self) -> LocalToolSource:
         """The built-in tools, bound to `workspace` (reset it first with `fresh_workspace`)."""
         return self._builtin
+
+    def builtin_registry(self) -> ToolRegistry:
+        """The registry of the built-in tools alone (a scenario without MCP servers), built and
+        digested once: the firewall only reads it, and the tools hold no state of their own."""
+        if self._builtin_registry is None:
+            self._builtin_registry = ToolRegistry([self._builtin])
+            _ = self._builtin_registry.digest  # computed once, before any scenario reads it
+        return self._builtin_registry
 
     def fresh_workspace(self) -> Workspace:
         """Restore the workspace to the template: every file and row a scenario left is gone.

@@ -22,10 +22,11 @@ import multiprocessing.context
 import multiprocessing.util
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -38,6 +39,9 @@ from harness._trace_store import StoredTraces, WrittenTrace, write_trace
 
 _MAX_CHUNK = 32
 _NAMED_LOST = 10
+# How far ahead of the running scenario its successors are read: their MCP servers start (a
+# ~0.5 s boot) while the scenarios before them run; the window holds them already unpacked.
+_LOOKAHEAD = 128
 
 
 class Finished(Protocol):
@@ -90,7 +94,7 @@ def run_suite(
     return store if store is not None else traces
 
 
-def mcp_configs(scenarios: Sequence[LoadedScenario]) -> list[Path]:
+def mcp_configs(scenarios: Iterable[LoadedScenario]) -> list[Path]:
     """The distinct MCP config files the scenarios run with, first use first."""
     found: dict[Path, None] = {}
     for loaded in scenarios:
@@ -105,12 +109,41 @@ def _serial(
 ) -> Iterator[Trace]:
     cache = SuiteCache()
     try:
-        # The shared MCP servers boot on another core while the scenarios before theirs run.
-        cache.prestart_mcp(mcp_configs(scenarios))
-        for loaded in scenarios:
+        for loaded in read_ahead(scenarios, cache):
             yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
     finally:
         cache.close_in_background()  # scoring starts while the servers exit
+
+
+def read_ahead(
+    scenarios: Iterable[LoadedScenario], cache: SuiteCache, window: int = _LOOKAHEAD
+) -> Iterator[LoadedScenario]:
+    """The scenarios in order, each read from the suite and unpacked once (was twice: a pass
+    for the MCP configs, then the run), `window` scenarios ahead of the one handed out. The
+    stateless MCP servers of a scenario start (not waited for) when it enters the window, so
+    they boot on another core while the scenarios before it run; a suite no longer than the
+    window starts them all before its first scenario."""
+    items = iter(scenarios)
+    ahead: deque[LoadedScenario] = deque()
+    offered: set[Path] = set()  # each config is offered once, as a whole-suite pass did
+
+    def take(count: int) -> None:
+        taken = [_unpacked(loaded) for _, loaded in zip(range(count), items, strict=False)]
+        ahead.extend(taken)
+        configs = [config for config in mcp_configs(taken) if config not in offered]
+        if configs:
+            offered.update(configs)
+            cache.prestart_mcp(configs)
+
+    take(window)
+    while ahead:
+        yield ahead.popleft()
+        take(1)
+
+
+def _unpacked(loaded: LoadedScenario) -> LoadedScenario:
+    """`loaded` holding its model (one unpack for every use in the run)."""
+    return loaded if not isinstance(loaded.form, bytes) else replace(loaded, form=loaded.scenario)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +154,7 @@ class _Work:
     run_id: str
     provider: ProviderChoice
     directory: Path | None  # the store's: the worker writes the trace files there
-    names: Mapping[str, str]  # scenario id -> trace file name in `directory`
+    name_of: Callable[[str], str | None]  # scenario id -> trace file name in `directory`
 
 
 _WORKER: tuple[_Work, SuiteCache] | None = None
@@ -148,8 +181,11 @@ def _run_chunk(span: tuple[int, int]) -> list[WrittenTrace] | list[str]:
         )
         if work.directory is None:
             raw.append(trace.model_dump_json())
-        else:
-            written.append(write_trace(work.directory / work.names[trace.scenario_id], trace))
+            continue
+        name = work.name_of(trace.scenario_id)
+        if name is None:
+            raise HarnessError(f"scenario {trace.scenario_id!r} has no trace file name in this run")
+        written.append(write_trace(work.directory / name, trace))
     return raw if work.directory is None else written
 
 
@@ -173,23 +209,23 @@ def _parallel(
     jobs: int,
     store: StoredTraces | None,
 ) -> Iterator[Trace | WrittenTrace]:
-    names: dict[str, str] = {}
-    if store is not None:
-        for loaded in scenarios:
-            sid = loaded.scenario.id
-            name = store.name_of(sid)
-            if name is None:
-                raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
-            names[sid] = name
     context = worker_context()
+    name_of: Callable[[str], str | None] = _no_name
+    if store is not None:
+        # A forked worker asks the store it inherits; nothing is read per scenario here, before
+        # the workers start (that was every scenario unpacked in this process, serially).
+        name_of = store.name_of
     if context.get_start_method() != "fork":
         # A forkserver or spawned worker gets the scenarios pickled: as a list (a suite spilled
-        # to disk holds an open file, which does not pickle; a forked worker shares it).
+        # to disk holds an open file, which does not pickle; a forked worker shares it), and the
+        # names as a dict.
         scenarios = list(scenarios)
-    work = _Work(scenarios, run_id, provider, store.directory if store else None, names)
-    # Chunks keep the round trips down and still spread the tail over the workers.
-    size = max(1, min(_MAX_CHUNK, len(scenarios) // (jobs * 8)))
-    spans = [(start, min(start + size, len(scenarios))) for start in range(0, len(scenarios), size)]
+        if store is not None:
+            names = {sid: store.name_of(sid) for sid in (s.scenario.id for s in scenarios)}
+            name_of = names.get
+    directory = store.directory if store is not None else None  # an empty store is falsy
+    work = _Work(scenarios, run_id, provider, directory, name_of)
+    spans = chunk_spans(len(scenarios), jobs)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     done = 0
@@ -200,11 +236,29 @@ def _parallel(
             for chunk in pool.map(_run_chunk, spans):
                 for item in chunk:
                     done += 1
-                    yield item if isinstance(item, WrittenTrace) else Trace.model_validate_json(
-                        item
+                    yield (
+                        item if isinstance(item, WrittenTrace) else Trace.model_validate_json(item)
                     )
         except BrokenProcessPool:
             raise HarnessError(_lost_message(scenarios, done)) from None
+
+
+def _no_name(scenario_id: str) -> str | None:
+    return None
+
+
+def chunk_spans(count: int, jobs: int) -> list[tuple[int, int]]:
+    """The suite cut into chunks for `jobs` workers: a round trip per chunk, not per scenario,
+    and chunks that shrink toward the end (an eighth of what is left per worker, at most
+    `_MAX_CHUNK`, down to one scenario), so no worker sits idle while another runs a long last
+    chunk."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < count:
+        size = max(1, min(_MAX_CHUNK, (count - start) // (jobs * 8)))
+        spans.append((start, start + size))
+        start += size
+    return spans
 
 
 def _lost_message(scenarios: Sequence[LoadedScenario], done: int) -> str:

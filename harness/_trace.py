@@ -6,6 +6,7 @@ field that varies between runs, and the trace digest is computed without it.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,8 +96,16 @@ class Trace(_Model):
         return digest(self.stable_dict())
 
     def canonical_with_digest(self) -> tuple[bytes, str]:
-        """`canonical()` and `digest` from one dump of the model (a trace is written once)."""
+        """`canonical()` and `digest` from one dump and one encoding of the model (a trace is
+        written once): canonical JSON is `{` + the sorted `"key":value` pairs + `}`, so the
+        fields sorting before `run_id` and those after are encoded apart, and the file's bytes
+        and the digest's are the same two pieces joined with and without the run id."""
         data = self.model_dump(mode="json")
-        raw = canonical_json(data)
-        data.pop("run_id")
-        return raw, digest(data)
+        run_id = data.pop("run_id")
+        head = canonical_json({key: value for key, value in data.items() if key < "run_id"})
+        tail = canonical_json({key: value for key, value in data.items() if key > "run_id"})
+        # Never empty: `audit` sorts before `run_id`, `version` after it.
+        pair = b'"run_id":' + canonical_json(run_id)
+        raw = b",".join((head[:-1], pair, tail[1:]))
+        stable = b",".join((head[:-1], tail[1:]))
+        return raw, "sha256:" + hashlib.sha256(stable).hexdigest()  # as `digest` labels it

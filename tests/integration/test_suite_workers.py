@@ -21,6 +21,7 @@ from harness._scenario_load import LoadedScenario
 from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, run_checked_suite
 from harness._suite_cache import SuiteCache
+from harness._trace_store import StoredTraces
 from harness.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,3 +215,31 @@ def test_a_serial_suite_stops_its_mcp_servers_in_the_background_and_none_outlive
     assert not closer.is_alive()
     assert [source.status.state for source in sources] == ["closed", "closed"]
     assert [source.pid for source in sources] == [None, None]
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_with_a_trace_directory_the_workers_write_every_trace_and_the_parent_none(
+    tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent only adopts what a worker wrote: it neither parses a trace nor writes one
+    (it did both for every scenario while the store was empty, which read as false)."""
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload([workers.__name__])
+    monkeypatch.setattr(workers, "worker_context", lambda: context)
+    parent = os.getpid()
+    real_add = StoredTraces.add
+
+    def add(self: StoredTraces, trace: object) -> None:
+        assert os.getpid() != parent, "the parent wrote a trace a worker had run"
+        real_add(self, trace)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoredTraces, "add", add)
+    suite = _suite()
+    run = run_checked_suite(
+        suite, provider=ProviderChoice(), run_id="r", jobs=2, trace_dir=tmp_path / "traces"
+    )
+    assert isinstance(run.traces, StoredTraces)
+    assert sorted(p.name for p in (tmp_path / "traces").iterdir()) == sorted(
+        f"{item.scenario.id}.json" for item in suite
+    )
