@@ -80,7 +80,12 @@ def _process_cache() -> SuiteCache:
 
 
 def open_scenario_gateway(
-    loaded: LoadedScenario, cache: SuiteCache, *, clock: ManualClock, policy: Policy | None
+    loaded: LoadedScenario,
+    cache: SuiteCache,
+    *,
+    clock: ManualClock,
+    policy: Policy | None,
+    store: StoreSpec = _MEMORY_STORE,
 ) -> Gateway:
     """The one place a scenario's gateway is built.
 
@@ -88,6 +93,7 @@ def open_scenario_gateway(
     directory, on RAM-backed scratch when the machine has it, holds nothing else of note. The
     workspace must have been reset (`cache.fresh_workspace()`); the policy is the suite's
     compiled copy of the scenario's file, or `policy` (mutation testing runs in-memory mutants).
+    `store` is for the test that proves a trace does not depend on the backend that ran it.
     """
     policy_path = resolve_policy_path(loaded)
     # MCP: a stateless config's servers are shared by the worker's scenarios (the cache), any
@@ -104,7 +110,7 @@ def open_scenario_gateway(
         builtin=False,
         mcp_config=mcp_config if shared is None else None,
         policy=policy if policy is not None else cache.policy(policy_path),
-        store=_MEMORY_STORE,  # a scenario's approvals, budgets and audit live and die with it
+        store=store,  # a scenario's approvals, budgets and audit live and die with it
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
         registry=cache.builtin_registry() if plain else None,
     )
@@ -117,17 +123,26 @@ def run_scenario(
     provider: ProviderChoice,
     policy: Policy | None = None,
     cache: SuiteCache | None = None,
+    store: StoreSpec = _MEMORY_STORE,
 ) -> Trace:
     """One scenario from a clean state: setup, the governed run, scripted reviews, the trace.
 
     `policy` replaces the scenario's policy file (mutation testing runs in-memory mutants).
-    Without `cache`, this process's cache is used (one scenario at a time).
+    Without `cache`, this process's cache is used (one scenario at a time). `store` picks the
+    backend (the ephemeral memory store unless a test asks for a file store).
     """
     if cache is not None:
-        return _run_scenario(loaded, run_id=run_id, provider=provider, policy=policy, cache=cache)
+        return _run_scenario(
+            loaded, run_id=run_id, provider=provider, policy=policy, cache=cache, store=store
+        )
     with _PROCESS_LOCK:  # one workspace per cache: scenarios in threads take turns
         return _run_scenario(
-            loaded, run_id=run_id, provider=provider, policy=policy, cache=_process_cache()
+            loaded,
+            run_id=run_id,
+            provider=provider,
+            policy=policy,
+            cache=_process_cache(),
+            store=store,
         )
 
 
@@ -138,11 +153,12 @@ def _run_scenario(
     provider: ProviderChoice,
     policy: Policy | None,
     cache: SuiteCache,
+    store: StoreSpec = _MEMORY_STORE,
 ) -> Trace:
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
     workspace = cache.fresh_workspace()
-    gateway = open_scenario_gateway(loaded, cache, clock=clock, policy=policy)
+    gateway = open_scenario_gateway(loaded, cache, clock=clock, policy=policy, store=store)
     try:
         with gateway:
             setup = _setup(gateway, workspace.files_dir, scenario, clock)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from governance import canonical_json
+from governance import StoreSpec, canonical_json
 from harness._baseline import load_baseline, load_baseline_traces
 from harness._scenario_load import LoadedScenario
-from harness._scenario_runner import ProviderChoice
+from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, run_checked_suite
 from harness._trace import Trace
 
@@ -126,6 +126,23 @@ def test_serial_and_parallel_runs_give_identical_traces(
     parallel = run_checked_suite(suite, provider=ProviderChoice(), jobs=2, run_id="run-j2").traces
     assert [t.scenario_id for t in parallel] == [t.scenario_id for t in serial]
     assert stable_bytes(parallel) == stable_bytes(serial)
+
+
+@pytest.mark.parametrize(
+    "on_disk", [StoreSpec("sqlite", durability="os"), StoreSpec("sqlite", durability="fsync")]
+)
+def test_a_file_store_writes_the_same_traces_as_the_memory_store(
+    suite: list[LoadedScenario], serial: list[Trace], on_disk: StoreSpec
+) -> None:
+    # Scenario runs use the ephemeral store; nothing in a trace may depend on that choice.
+    traces = [
+        run_scenario(item, run_id="run-serial", provider=ProviderChoice(), store=on_disk)
+        for item in suite
+    ]
+    assert [t.scenario_id for t in traces] == [t.scenario_id for t in serial]
+    assert {t.scenario_id: t.canonical() for t in traces} == {
+        t.scenario_id: t.canonical() for t in serial
+    }
 
 
 def test_the_recorded_baseline_matches_a_fresh_run(
