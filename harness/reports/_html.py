@@ -318,7 +318,8 @@ def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:
         '<div class="body">',
     ]
     if t is not None:
-        out += _trace_meta(t)
+        facts = s.facts  # the digest scoring stored: not the trace's canonical JSON again
+        out += _trace_meta(t, t.digest if facts is None else facts.digest)
     if s.checks:
         out.append('<h3>Checks</h3><ul class="items">')
         for c in s.checks:
@@ -339,7 +340,7 @@ def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:
     return out
 
 
-def _trace_meta(t: Trace) -> list[str]:
+def _trace_meta(t: Trace, digest: str) -> list[str]:
     usage = t.usage
     audit = t.audit
     missing = f", {usage.missing_turns} turn(s) without usage" if usage.missing_turns else ""
@@ -352,7 +353,7 @@ def _trace_meta(t: Trace) -> list[str]:
             f"{usage.total_tokens} ({usage.prompt_tokens} prompt + {usage.completion_tokens} "
             f"completion){missing}",
         ),
-        ("digest", t.digest),
+        ("digest", digest),
         ("policy", t.policy_digest),
         ("registry", t.registry_digest),
         (
