@@ -9,10 +9,10 @@ and the one inline script by hash, so even markup that slipped through could not
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from html import escape
 from typing import Any
 
 from harness._results import CheckResult, SuiteResult
@@ -28,9 +28,9 @@ from harness._trace import Trace
 from harness.reports._common import (
     METRIC_HEADERS,
     ScenarioSummary,
-    clean_block,
     exit_code,
     exit_meaning,
+    html_text,
     metric_rows,
     notice,
     provider_label,
@@ -128,7 +128,7 @@ _CSP = (
 def e(value: object) -> str:
     """HTML-escape anything, quotes included, control characters shown as escapes: the one way
     trace text reaches the page."""
-    return escape(clean_block("" if value is None else str(value)), quote=True)
+    return html_text("" if value is None else str(value))
 
 
 def script_json(value: Any) -> str:
@@ -458,6 +458,7 @@ def _span(span: Span) -> str:
     raise TypeError(f"unknown span kind {type(span).__name__}")  # pragma: no cover
 
 
+@functools.lru_cache(maxsize=512)  # a few statuses and outcomes, on every span
 def _badge(value: str, label: str | None = None) -> str:
     slug = "".join(ch if ch.isalnum() or ch == "_" else "-" for ch in value.lower())
     return f'<span class="badge b-{slug}">{e(label or value)}</span>'
