@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -45,9 +45,10 @@ _SUFFIXES = (".yaml", ".yml")
 _LABEL = re.compile(r"^function-\w+\[.*, (\w+)\]$")
 
 
-@functools.cache  # where the package is does not change; looking it up costs ~10 µs a scenario
+@functools.cache
 def default_policy_path() -> Path:
-    """The shipped policy a scenario's `policy: default` stands for."""
+    """The shipped policy a scenario's `policy: default` stands for (found once per process:
+    resolving a package resource costs ~50 µs, and every scenario of a suite asks)."""
     return Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 
 
@@ -68,7 +69,7 @@ class LoadedScenario:
     @property
     def scenario(self) -> Scenario:
         form = self.form
-        return form if isinstance(form, Scenario) else _unpack(form)
+        return form if isinstance(form, Scenario) else unpack_scenario(form)
 
     def packed(self) -> LoadedScenario:
         """This scenario as its JSON and without its line map: what a checked suite keeps of
@@ -96,7 +97,8 @@ _ID: Loc = ("id",)  # a packed scenario keeps the line of its id (duplicate ids 
 
 
 @functools.lru_cache(maxsize=256)
-def _unpack(packed: bytes) -> Scenario:
+def unpack_scenario(packed: bytes) -> Scenario:
+    """A packed scenario's model (the few most recent stay parsed)."""
     return Scenario.model_validate_json(zlib.decompress(packed))
 
 
@@ -161,6 +163,15 @@ class _Problem:
         return f"{where}: {self.message}"
 
 
+class FileCache(Protocol):
+    """Checked files seen before (`harness._check_cache`): `get` returns a file's scenarios,
+    already checked and packed, instead of loading it; `put` hears each file loaded."""
+
+    def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None: ...
+
+    def put(self, raw: bytes, items: Sequence[LoadedScenario]) -> None: ...
+
+
 def load_scenarios(
     paths: Sequence[Path],
     *,
@@ -184,11 +195,13 @@ def stream_scenarios(
     *,
     tags: Sequence[str] = (),
     each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
+    cache: FileCache | None = None,
 ) -> None:
     """`load_scenarios`, each file's selected scenarios handed to `keep` as soon as the file is
     loaded (and passed through `each_file`), so a big suite is never held whole here: a checked
     suite packs them to disk. Every problem is still raised at the end, all at once, so what
-    `keep` was given is the suite only when this returns."""
+    `keep` was given is the suite only when this returns. A file `cache` has is not loaded,
+    nor passed through `each_file`; one loaded without a problem is offered to it."""
     problems: list[_Problem] = []
     files: list[tuple[Path, str]] = []
     seen: set[Path] = set()
@@ -202,8 +215,16 @@ def stream_scenarios(
     ids = _DuplicateIds()
     any_selected = False
     for file, shown in files:
-        items = _load_file(file, shown, problems)
-        items = each_file(items) if each_file is not None else items
+        raw = _read_file(file, problems)
+        if raw is None:
+            continue
+        items = cache.get(file, raw, shown) if cache is not None else None
+        if items is None:
+            before = len(problems)
+            items = _load_file(file, raw, shown, problems)
+            items = each_file(items) if each_file is not None else items
+            if cache is not None and len(problems) == before:
+                cache.put(raw, items)
         ids.add(items)
         selected = [s for s in items if not wanted or wanted & set(s.scenario.tags)]
         any_selected = any_selected or bool(selected)
@@ -258,15 +279,24 @@ def display_path(file: Path) -> str:
     return absolute.name
 
 
-def _load_file(path: Path, shown: str, problems: list[_Problem]) -> list[LoadedScenario]:
+def _read_file(path: Path, problems: list[_Problem]) -> bytes | None:
     name = str(path)
     try:
-        raw = read_capped(path, ScenarioError, subject="scenario file")
-        text = decode_text(raw, name, ScenarioError, subject="scenario file")
-        data, lines = load_yaml_with_lines(text, name, ScenarioError, subject="scenario file")
+        return read_capped(path, ScenarioError, subject="scenario file")
     except OSError as exc:
         problems.append(_Problem(name, None, f"cannot read the file ({exc.strerror or exc})"))
-        return []
+    except ScenarioError as exc:
+        problems.append(_Problem(name, exc.line, exc.message))
+    return None
+
+
+def _load_file(
+    path: Path, raw: bytes, shown: str, problems: list[_Problem]
+) -> list[LoadedScenario]:
+    name = str(path)
+    try:
+        text = decode_text(raw, name, ScenarioError, subject="scenario file")
+        data, lines = load_yaml_with_lines(text, name, ScenarioError, subject="scenario file")
     except ScenarioError as exc:
         problems.append(_Problem(name, exc.line, exc.message))
         return []

@@ -15,6 +15,7 @@ from typing import overload
 
 from governance import Policy, ToolRegistry, load_policy
 from governance.tools import builtin_registry as new_builtin_registry
+from harness._check_cache import CheckCache, cache_for
 from harness._errors import ScenarioError
 from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
@@ -91,6 +92,8 @@ def load_checked_suite(
     paths: Sequence[Path],
     tags: Sequence[str] = (),
     note: Callable[[str], object] | None = None,
+    *,
+    use_cache: bool = True,
 ) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
@@ -99,6 +102,9 @@ def load_checked_suite(
     does not grow with the suite. Scenarios with MCP servers wait until every file is loaded, so
     their servers are listed side by side. `note` hears one line per MCP config whose servers
     had to be started to list their tools.
+
+    A file that passed before, unchanged, with the same policies and checker, comes from the
+    check cache (`harness._check_cache`) instead of being loaded and checked again.
     """
     policies: dict[Path, Policy] = {}
 
@@ -111,25 +117,37 @@ def load_checked_suite(
     violations: list[ContractViolation] = []
     waiting: list[LoadedScenario] = []
     wanted = set(tags)
+    cache = _CleanFiles(cache_for(lambda: builtin_registry().digest)) if use_cache else None
 
     def check_file(items: list[LoadedScenario]) -> list[LoadedScenario]:
         kept = []
+        clean = True  # every scenario of the file checked here, and passed
         for item in items:
             if wanted and not wanted & set(item.scenario.tags):
                 kept.append(item.packed())  # not selected: load_scenarios drops it, unchecked
+                clean = False
                 continue
             if resolve_mcp_config(item) is not None:
                 waiting.append(item)
                 kept.append(item)
+                clean = False
                 continue
-            violations.extend(
-                check_contract([item], registry_for=registry_for, policy_for=policy_for)
-            )
+            found = check_contract([item], registry_for=registry_for, policy_for=policy_for)
+            violations.extend(found)
+            clean = clean and not found
             kept.append(item.packed())
+        if cache is not None:
+            cache.clean = clean
         return kept
 
     suite = CheckedSuite()
-    stream_scenarios(paths, suite.extend, tags=tags, each_file=check_file)
+    stream_scenarios(
+        paths,
+        suite.extend,
+        tags=tags,
+        each_file=check_file,
+        cache=cache if cache is not None and cache.store is not None else None,
+    )
     configs = _list_mcp_servers_at_once(waiting)
     if note is not None:
         for config in configs:
@@ -140,6 +158,23 @@ def load_checked_suite(
     if violations:
         raise ContractBroken(sorted(violations, key=lambda v: (str(v.path), v.line)))
     return suite
+
+
+class _CleanFiles:
+    """The check cache, offered only files whose every scenario was checked and passed (the
+    check of each file says so in `clean` before the loader offers it)."""
+
+    def __init__(self, store: CheckCache | None) -> None:
+        self.store = store
+        self.clean = False
+
+    def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None:
+        return None if self.store is None else self.store.get(file, raw, shown)
+
+    def put(self, raw: bytes, items: Sequence[LoadedScenario]) -> None:
+        if self.store is not None and self.clean:
+            self.store.put(raw, items)
+        self.clean = False
 
 
 class CheckedSuite(Sequence[LoadedScenario]):

@@ -10,8 +10,18 @@ import pytest
 
 from governance import ManualClock
 from governance._gateway import Gateway
+from harness._check_cache import CACHE_ENV
 
 SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def _own_check_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test has its own scenario check cache (never the user's ~/.cache), empty at start;
+    the CLI processes a test starts inherit it."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("check-cache")))
 
 
 @pytest.fixture

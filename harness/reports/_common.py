@@ -10,6 +10,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any, overload
 
 from harness import _exit_codes
@@ -98,6 +99,18 @@ def one_line(text: str) -> str:
 def clean_block(text: str) -> str:
     """Multi-line text with control characters (ANSI escapes, NUL) shown as escapes."""
     return _CONTROL.sub(lambda m: escape_char(m.group()), text.replace("\r\n", "\n"))
+
+
+# What `html_text` changes: markup characters and control characters (`\r` among them).
+_UNSAFE_IN_HTML = re.compile("[&<>\"']|" + _CONTROL.pattern)
+
+
+def html_text(text: str) -> str:
+    """`html.escape(clean_block(text), quote=True)`; text with nothing to change (most of a
+    report's) is returned as it is, found by one regex search instead of six passes."""
+    if _UNSAFE_IN_HTML.search(text) is None:
+        return text
+    return escape(clean_block(text), quote=True)
 
 
 def format_rate(metric: MetricResult | None) -> str:

@@ -9,10 +9,10 @@ and the one inline script by hash, so even markup that slipped through could not
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from html import escape
 from typing import Any
 
 from harness._results import CheckResult, SuiteResult
@@ -28,9 +28,9 @@ from harness._trace import Trace
 from harness.reports._common import (
     METRIC_HEADERS,
     ScenarioSummary,
-    clean_block,
     exit_code,
     exit_meaning,
+    html_text,
     metric_rows,
     notice,
     provider_label,
@@ -128,7 +128,7 @@ _CSP = (
 def e(value: object) -> str:
     """HTML-escape anything, quotes included, control characters shown as escapes: the one way
     trace text reaches the page."""
-    return escape(clean_block("" if value is None else str(value)), quote=True)
+    return html_text("" if value is None else str(value))
 
 
 def script_json(value: Any) -> str:
@@ -318,7 +318,8 @@ def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:
         '<div class="body">',
     ]
     if t is not None:
-        out += _trace_meta(t)
+        facts = s.facts  # the digest scoring stored: not the trace's canonical JSON again
+        out += _trace_meta(t, t.digest if facts is None else facts.digest)
     if s.checks:
         out.append('<h3>Checks</h3><ul class="items">')
         for c in s.checks:
@@ -339,7 +340,7 @@ def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:
     return out
 
 
-def _trace_meta(t: Trace) -> list[str]:
+def _trace_meta(t: Trace, digest: str) -> list[str]:
     usage = t.usage
     audit = t.audit
     missing = f", {usage.missing_turns} turn(s) without usage" if usage.missing_turns else ""
@@ -352,7 +353,7 @@ def _trace_meta(t: Trace) -> list[str]:
             f"{usage.total_tokens} ({usage.prompt_tokens} prompt + {usage.completion_tokens} "
             f"completion){missing}",
         ),
-        ("digest", t.digest),
+        ("digest", digest),
         ("policy", t.policy_digest),
         ("registry", t.registry_digest),
         (
@@ -457,6 +458,7 @@ def _span(span: Span) -> str:
     raise TypeError(f"unknown span kind {type(span).__name__}")  # pragma: no cover
 
 
+@functools.lru_cache(maxsize=512)  # a few statuses and outcomes, on every span
 def _badge(value: str, label: str | None = None) -> str:
     slug = "".join(ch if ch.isalnum() or ch == "_" else "-" for ch in value.lower())
     return f'<span class="badge b-{slug}">{e(label or value)}</span>'
