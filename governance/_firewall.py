@@ -29,6 +29,7 @@ from governance._call_results import (
     refusal,
     rejected,
 )
+from governance.arguments._schema_proof import Proof, valid_proof
 from governance.arguments._schemas import SchemaRefused, first_problem, local_validator
 from governance.arguments._snapshot import (
     ArgumentRefused,
@@ -165,7 +166,7 @@ class Firewall:
         self._audit = audit
         self._max_result_chars = max_result_chars
         self._observers = list(observers)
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, tuple[Draft202012Validator, Proof | None]] = {}
         self._approvals = approvals
         self._budgets = budgets
         # With evidence, every decision carries which rules matched and were decisive (what
@@ -581,10 +582,13 @@ class Firewall:
     ) -> str | None:
         """The first way `arguments` fail the tool's schema, or None; SchemaRefused when the
         schema itself cannot be used (invalid, remote or dangling `$ref`, pathological)."""
-        validator = self._validators.get(descriptor.name)
-        if validator is None:
+        checks = self._validators.get(descriptor.name)
+        if checks is None:
             validator = local_validator(descriptor.input_schema)
-            self._validators[descriptor.name] = validator
+            checks = self._validators[descriptor.name] = (validator, valid_proof(validator))
+        validator, proof = checks
+        if proof is not None and proof(arguments):
+            return None  # proven valid the way jsonschema reads the schema (see _schema_proof)
         return first_problem(validator, arguments)
 
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
