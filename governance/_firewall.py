@@ -12,7 +12,6 @@ written, nothing executes (`audit_unavailable`). Observers see an event once it 
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ from governance.arguments._schemas import SchemaRefused, first_problem, local_va
 from governance.arguments._snapshot import (
     ArgumentRefused,
     PreparedArguments,
+    copy_snapshot,
     prepare_arguments,
     prepare_snapshot,
     snapshot_arguments,
@@ -277,7 +277,7 @@ class Firewall:
             self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
             return rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
         # From here on only the snapshot exists: the caller's mapping is never read again.
-        call = replace(call, arguments=snapshot)
+        call = call.with_arguments(snapshot)
         try:
             prepared = prepare_snapshot(
                 descriptor.input_schema if descriptor is not None else None, snapshot
@@ -287,7 +287,7 @@ class Firewall:
             decision = self._unsafe_argument(exc)
             self._record(call, "policy.decided", decision_record(decision))
             return refusal(call, decision, "blocked", decision.reason, decision.message)
-        call = replace(call, arguments=prepared.arguments)
+        call = call.with_arguments(prepared.arguments)
         self._record(call, "tool.requested", self._requested(call, usage, prepared))
         if descriptor is not None:
             try:
@@ -496,7 +496,7 @@ class Firewall:
         try:
             # The tool gets its own deep copy of the judged snapshot, so nothing it does to
             # its arguments can change what was recorded or what a retry would be judged on.
-            result = source.call(replace(call, arguments=copy.deepcopy(dict(call.arguments))))
+            result = source.call(call.with_arguments(copy_snapshot(dict(call.arguments))))
         except Exception as exc:  # a source that raises is a failed call, never a dead run
             result = ToolResult(
                 call_id=call.call_id,

@@ -96,6 +96,19 @@ def _plain(value: object, where: str, depth: int, budget: list[int]) -> Any:
     )
 
 
+def copy_snapshot(value: Any) -> Any:
+    """A deep copy of a snapshot (plain JSON values only, as `snapshot_arguments` returns):
+    `copy.deepcopy` for this one shape, without its generic per-object bookkeeping."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_snapshot(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_snapshot(item) for item in value]
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return value  # immutable
+    return copy.deepcopy(value)  # not a snapshot after all: the generic copy
+
+
 def with_schema_defaults(
     schema: Mapping[str, Any], arguments: Mapping[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
