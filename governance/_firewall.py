@@ -584,8 +584,7 @@ class Firewall:
         schema itself cannot be used (invalid, remote or dangling `$ref`, pathological)."""
         checks = self._validators.get(descriptor.name)
         if checks is None:
-            validator = local_validator(descriptor.input_schema)
-            checks = self._validators[descriptor.name] = (validator, valid_proof(validator))
+            checks = self._validators[descriptor.name] = _schema_checks(descriptor)
         validator, proof = checks
         if proof is not None and proof(arguments):
             return None  # proven valid the way jsonschema reads the schema (see _schema_proof)
@@ -648,6 +647,28 @@ class Firewall:
                     observer(event)
                 except Exception:  # an observer watches; it never decides or interrupts a call
                     pass
+
+
+# A tool's validator and proof, per descriptor object. A suite builds a firewall per scenario
+# over the same built-in descriptors, and finding a validator (its schema's canonical text as
+# the key) cost more than the proven check itself. A descriptor is frozen and its schema is not
+# edited in place (an MCP listing builds new descriptors): the registry digest assumes the same.
+# The entry keeps the descriptor alive, so its id is never reused while it is remembered.
+_CHECKS: dict[int, tuple[ToolDescriptor, tuple[Draft202012Validator, Proof | None]]] = {}
+_CHECKS_MAX = 1024
+
+
+def _schema_checks(descriptor: ToolDescriptor) -> tuple[Draft202012Validator, Proof | None]:
+    """SchemaRefused when the descriptor's schema cannot be used (nothing is remembered)."""
+    entry = _CHECKS.get(id(descriptor))
+    if entry is not None and entry[0] is descriptor:
+        return entry[1]
+    validator = local_validator(descriptor.input_schema)
+    checks = (validator, valid_proof(validator))
+    if len(_CHECKS) >= _CHECKS_MAX:
+        _CHECKS.clear()
+    _CHECKS[id(descriptor)] = (descriptor, checks)
+    return checks
 
 
 class _Steps:

@@ -41,6 +41,7 @@ _TYPES: Final[Mapping[str, tuple[type, ...]]] = {
 }
 
 # Proofs per validator; the entry keeps the validator alive, so its id is never reused here.
+# (Kept here, not on the validator: jsonschema validators are attrs classes with slots.)
 _PROOFS: dict[int, tuple[Draft202012Validator, Proof | None]] = {}
 _PROOFS_MAX = 512
 

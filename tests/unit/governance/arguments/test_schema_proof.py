@@ -185,3 +185,35 @@ def test_a_proven_call_never_walks_the_schema_with_jsonschema(
     assert walks == [{"order_id": "ORD-1"}]  # not proven: jsonschema judges and words it
     assert refused.outcome == "failed" and refused.reason == "invalid_arguments"
     assert "does not match" in (refused.error or "")
+
+
+def test_a_firewall_rebuilt_over_the_same_descriptors_looks_up_no_validator_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import governance._firewall as firewall_module
+
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    policy = load_policy(tmp_path / "policy.yaml")
+    registry = ToolRegistry([LookupSource()])
+    principal = Principal("a", "b", "c")
+    looked_up: list[object] = []
+    real = firewall_module.local_validator
+
+    def counted(schema: Any) -> Any:
+        looked_up.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(firewall_module, "local_validator", counted)
+    for n in range(3):  # one firewall per scenario, as a suite builds them
+        with AuditLog(MEMORY) as audit:
+            firewall = Firewall(registry, StaticPolicy(policy), audit)
+            call = ToolCall(f"c{n}", "demo.lookup", {"order_id": "ORD-0001"}, "r", principal)
+            assert firewall.call(call).outcome == "executed"
+    assert len(looked_up) == 1  # once in this process, never once per firewall
+    # Another descriptor (say, a new MCP listing) is looked up and judged on its own.
+    other = ToolRegistry([LookupSource()])
+    with AuditLog(MEMORY) as audit:
+        firewall = Firewall(other, StaticPolicy(policy), audit)
+        bad = ToolCall("c9", "demo.lookup", {"order_id": "x"}, "r", principal)
+        assert firewall.call(bad).reason == "invalid_arguments"
+    assert len(looked_up) == 2 and looked_up[-1] == other.get("demo.lookup").input_schema  # type: ignore[union-attr]
