@@ -598,18 +598,11 @@ class Firewall:
         """Record events of one call, in order: held in this call's batch when every one of
         them is a held kind, else written now with whatever the batch holds (one transaction).
         Raises AuditFailed when the write fails."""
-        records = [
-            (
-                LifecycleEvent(
-                    kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
-                ),
-                {"call_id": call.call_id, "tool": call.tool, **data},
-            )
+        records: list[_Pending] = [
+            (call, kind, data, {"call_id": call.call_id, "tool": call.tool, **data})
             for kind, data in events
         ]
-        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
-            self._local, "batch", None
-        )
+        batch: list[_Pending] | None = getattr(self._local, "batch", None)
         if batch is not None and all(kind in _BATCHED for kind, _ in events):
             batch.extend(records)
             return
@@ -620,33 +613,41 @@ class Firewall:
 
     def _flush(self) -> None:
         """Write this call's held events, if any (one transaction)."""
-        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
-            self._local, "batch", None
-        )
+        batch: list[_Pending] | None = getattr(self._local, "batch", None)
         if batch:
             pending = list(batch)
             batch.clear()
             self._write(pending)
 
-    def _write(self, pending: Sequence[tuple[LifecycleEvent, Mapping[str, Any]]]) -> None:
+    def _write(self, pending: Sequence[_Pending]) -> None:
         run_id = pending[0][0].run_id
         append_many = getattr(self._audit, "append_many", None)
         try:
             if len(pending) == 1 or append_many is None:
-                for event, payload in pending:
-                    self._audit.append(event.run_id, event.kind, payload)
-            elif any(event.run_id != run_id for event, _ in pending):
+                for call, kind, _, payload in pending:
+                    self._audit.append(call.run_id, kind, payload)
+            elif any(call.run_id != run_id for call, _, _, _ in pending):
                 raise AuditWriteError("one batch of audit events spans two runs")
             else:
-                append_many(run_id, [(event.kind, payload) for event, payload in pending])
+                append_many(run_id, [(kind, payload) for _, kind, _, payload in pending])
         except AuditWriteError as exc:
             raise AuditFailed(str(exc)) from exc
-        for event, _ in pending:
+        if not self._observers:
+            return
+        for call, kind, data, _ in pending:
+            event = LifecycleEvent(
+                kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
+            )
             for observer in self._observers:
                 try:
                     observer(event)
                 except Exception:  # an observer watches; it never decides or interrupts a call
                     pass
+
+
+# One held or written event: the call it belongs to, its kind, its data, and the audit payload
+# (the data with the call's id and tool). Observers get a LifecycleEvent, built only for them.
+_Pending = tuple[ToolCall, str, Mapping[str, Any], Mapping[str, Any]]
 
 
 # A tool's validator and proof, per descriptor object. A suite builds a firewall per scenario
