@@ -49,7 +49,7 @@ from governance.core._contracts import (
 )
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
-from governance.policy._eval import evaluate, explain
+from governance.policy._eval import evaluate, explained_decision
 from governance.screening._injection import findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
@@ -220,7 +220,7 @@ class Firewall:
         )
         try:
             decision = (
-                explain(context, policy).decision if self._evidence else evaluate(context, policy)
+                explained_decision(context, policy) if self._evidence else evaluate(context, policy)
             )
         except Exception as exc:  # fail closed: a broken evaluator never allows
             return Decision(

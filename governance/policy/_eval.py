@@ -272,6 +272,26 @@ def explain(context: PolicyContext, policy: Policy) -> Explanation:
     return Explanation(decision=decision, outcomes=outcomes)
 
 
+def explained_decision(context: PolicyContext, policy: Policy) -> Decision:
+    """`explain(context, policy).decision` (with its evidence), without the per-rule report:
+    only the index's candidates are run, since no other rule can change the reduction or
+    appear in the evidence. What the firewall decides under when evidence is asked for."""
+    tool = context.tool
+    if type(tool) is not str:  # not a name the index can file: the complete path judges it
+        return explain(context, policy).decision
+    outcomes = tuple(_outcome(c.rule, context) for c in policy.index.candidates(tool))
+    verdict = _decide_outcomes(outcomes, context, policy)
+    return Decision(  # dataclasses.replace(verdict, evidence=...), without its overhead
+        effect=verdict.effect,
+        rule_ids=verdict.rule_ids,
+        reason=verdict.reason,
+        policy_digest=verdict.policy_digest,
+        registry_digest=verdict.registry_digest,
+        message=verdict.message,
+        evidence=_evidence(outcomes, verdict, context, policy),
+    )
+
+
 _Plan = tuple[tuple[Rule, "RuleOutcome | None"], ...]
 
 

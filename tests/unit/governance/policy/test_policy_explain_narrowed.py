@@ -4,11 +4,12 @@ as running all of them would."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
 from governance import PolicyContext, Principal, RunUsage, ToolCall
-from governance.policy._eval import _outcome, explain
+from governance.policy._eval import _outcome, explain, explained_decision
 from governance.policy._load import parse_policy
 from governance.policy._rules import Match
 from harness._suite import builtin_registry
@@ -76,3 +77,37 @@ def test_a_rule_whose_name_selectors_exclude_the_tool_is_never_run(
     assert statuses["email-off"] == "disabled"
     assert statuses["read-notes"] == statuses["fs-any"] == statuses["ns-glob"] == "not_matched"
     assert statuses["glob-orders"] == statuses["reads"] == "matched"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "tainted", "tokens"),
+    list(itertools.product(TOOLS, ARGS, (False, True), (0, 500))),
+)
+def test_the_firewalls_decision_with_evidence_is_explains_to_the_last_field(
+    tool: str, args: dict[str, object], tainted: bool, tokens: int
+) -> None:
+    policy = parse_policy(POLICY)
+    context = _context(tool, args, tainted, tokens)
+    expected = explain(context, policy).decision
+    got = explained_decision(context, policy)
+    assert (got, got.message, got.evidence) == (expected, expected.message, expected.evidence)
+
+
+def test_the_firewalls_decision_with_evidence_runs_no_rule_outside_the_candidates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import governance.policy._eval as evaluation
+
+    policy = parse_policy(POLICY)
+    context = _context("orders.lookup", {}, False, 0)
+    ran: list[str] = []
+    real = evaluation._outcome
+
+    def counted(rule: Any, context: PolicyContext) -> Any:
+        ran.append(rule.id)
+        return real(rule, context)
+
+    monkeypatch.setattr(evaluation, "_outcome", counted)
+    decision = explained_decision(context, policy)
+    assert ran == ["glob-orders", "reads", "tainted-writes"]
+    assert decision.evidence.matched == ("glob-orders", "reads")
