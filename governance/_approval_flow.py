@@ -298,13 +298,13 @@ class ApprovalFlow:
         # is bound to the request: its arguments (prepared again, by the same function) and
         # its proposing principal.
         try:
-            call = replace(call, arguments=self._steps.prepare(call).arguments)
-            execute = replace(
-                call,
-                arguments=self._steps.prepare(
-                    replace(call, arguments=request.effective_arguments)
-                ).arguments,
-                principal=Principal(request.actor, request.agent, request.team),
+            call = call.with_arguments(self._steps.prepare(call).arguments)
+            execute = ToolCall(
+                call.call_id,
+                call.tool,
+                self._steps.prepare(call.with_arguments(request.effective_arguments)).arguments,
+                call.run_id,
+                Principal(request.actor, request.agent, request.team),
             )
         except ArgumentRefused as exc:
             self._refused(call, approval_id, exc.reason)

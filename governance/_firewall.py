@@ -12,7 +12,6 @@ written, nothing executes (`audit_unavailable`). Observers see an event once it 
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,10 +28,12 @@ from governance._call_results import (
     refusal,
     rejected,
 )
+from governance.arguments._schema_proof import Proof, valid_proof
 from governance.arguments._schemas import SchemaRefused, first_problem, local_validator
 from governance.arguments._snapshot import (
     ArgumentRefused,
     PreparedArguments,
+    copy_snapshot,
     prepare_arguments,
     prepare_snapshot,
     snapshot_arguments,
@@ -48,7 +49,7 @@ from governance.core._contracts import (
 )
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
-from governance.policy._eval import evaluate, explain
+from governance.policy._eval import evaluate, explained_decision
 from governance.screening._injection import findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
@@ -165,7 +166,7 @@ class Firewall:
         self._audit = audit
         self._max_result_chars = max_result_chars
         self._observers = list(observers)
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, tuple[Draft202012Validator, Proof | None]] = {}
         self._approvals = approvals
         self._budgets = budgets
         # With evidence, every decision carries which rules matched and were decisive (what
@@ -219,7 +220,7 @@ class Firewall:
         )
         try:
             decision = (
-                explain(context, policy).decision if self._evidence else evaluate(context, policy)
+                explained_decision(context, policy) if self._evidence else evaluate(context, policy)
             )
         except Exception as exc:  # fail closed: a broken evaluator never allows
             return Decision(
@@ -276,7 +277,7 @@ class Firewall:
             self._record(call, "call.rejected", {"reason": exc.reason, "error": str(exc)})
             return rejected(call, exc.reason, f"refused arguments for {call.tool}: {exc}")
         # From here on only the snapshot exists: the caller's mapping is never read again.
-        call = replace(call, arguments=snapshot)
+        call = call.with_arguments(snapshot)
         try:
             prepared = prepare_snapshot(
                 descriptor.input_schema if descriptor is not None else None, snapshot
@@ -286,7 +287,7 @@ class Firewall:
             decision = self._unsafe_argument(exc)
             self._record(call, "policy.decided", decision_record(decision))
             return refusal(call, decision, "blocked", decision.reason, decision.message)
-        call = replace(call, arguments=prepared.arguments)
+        call = call.with_arguments(prepared.arguments)
         self._record(call, "tool.requested", self._requested(call, usage, prepared))
         if descriptor is not None:
             try:
@@ -495,7 +496,7 @@ class Firewall:
         try:
             # The tool gets its own deep copy of the judged snapshot, so nothing it does to
             # its arguments can change what was recorded or what a retry would be judged on.
-            result = source.call(replace(call, arguments=copy.deepcopy(dict(call.arguments))))
+            result = source.call(call.with_arguments(copy_snapshot(dict(call.arguments))))
         except Exception as exc:  # a source that raises is a failed call, never a dead run
             result = ToolResult(
                 call_id=call.call_id,
@@ -581,10 +582,12 @@ class Firewall:
     ) -> str | None:
         """The first way `arguments` fail the tool's schema, or None; SchemaRefused when the
         schema itself cannot be used (invalid, remote or dangling `$ref`, pathological)."""
-        validator = self._validators.get(descriptor.name)
-        if validator is None:
-            validator = local_validator(descriptor.input_schema)
-            self._validators[descriptor.name] = validator
+        checks = self._validators.get(descriptor.name)
+        if checks is None:
+            checks = self._validators[descriptor.name] = _schema_checks(descriptor)
+        validator, proof = checks
+        if proof is not None and proof(arguments):
+            return None  # proven valid the way jsonschema reads the schema (see _schema_proof)
         return first_problem(validator, arguments)
 
     def _record(self, call: ToolCall, kind: str, data: Mapping[str, Any]) -> None:
@@ -595,18 +598,11 @@ class Firewall:
         """Record events of one call, in order: held in this call's batch when every one of
         them is a held kind, else written now with whatever the batch holds (one transaction).
         Raises AuditFailed when the write fails."""
-        records = [
-            (
-                LifecycleEvent(
-                    kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
-                ),
-                {"call_id": call.call_id, "tool": call.tool, **data},
-            )
+        records: list[_Pending] = [
+            (call, kind, data, {"call_id": call.call_id, "tool": call.tool, **data})
             for kind, data in events
         ]
-        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
-            self._local, "batch", None
-        )
+        batch: list[_Pending] | None = getattr(self._local, "batch", None)
         if batch is not None and all(kind in _BATCHED for kind, _ in events):
             batch.extend(records)
             return
@@ -617,33 +613,63 @@ class Firewall:
 
     def _flush(self) -> None:
         """Write this call's held events, if any (one transaction)."""
-        batch: list[tuple[LifecycleEvent, Mapping[str, Any]]] | None = getattr(
-            self._local, "batch", None
-        )
+        batch: list[_Pending] | None = getattr(self._local, "batch", None)
         if batch:
             pending = list(batch)
             batch.clear()
             self._write(pending)
 
-    def _write(self, pending: Sequence[tuple[LifecycleEvent, Mapping[str, Any]]]) -> None:
+    def _write(self, pending: Sequence[_Pending]) -> None:
         run_id = pending[0][0].run_id
         append_many = getattr(self._audit, "append_many", None)
         try:
             if len(pending) == 1 or append_many is None:
-                for event, payload in pending:
-                    self._audit.append(event.run_id, event.kind, payload)
-            elif any(event.run_id != run_id for event, _ in pending):
+                for call, kind, _, payload in pending:
+                    self._audit.append(call.run_id, kind, payload)
+            elif any(call.run_id != run_id for call, _, _, _ in pending):
                 raise AuditWriteError("one batch of audit events spans two runs")
             else:
-                append_many(run_id, [(event.kind, payload) for event, payload in pending])
+                append_many(run_id, [(kind, payload) for _, kind, _, payload in pending])
         except AuditWriteError as exc:
             raise AuditFailed(str(exc)) from exc
-        for event, _ in pending:
+        if not self._observers:
+            return
+        for call, kind, data, _ in pending:
+            event = LifecycleEvent(
+                kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
+            )
             for observer in self._observers:
                 try:
                     observer(event)
                 except Exception:  # an observer watches; it never decides or interrupts a call
                     pass
+
+
+# One held or written event: the call it belongs to, its kind, its data, and the audit payload
+# (the data with the call's id and tool). Observers get a LifecycleEvent, built only for them.
+_Pending = tuple[ToolCall, str, Mapping[str, Any], Mapping[str, Any]]
+
+
+# A tool's validator and proof, per descriptor object. A suite builds a firewall per scenario
+# over the same built-in descriptors, and finding a validator (its schema's canonical text as
+# the key) cost more than the proven check itself. A descriptor is frozen and its schema is not
+# edited in place (an MCP listing builds new descriptors): the registry digest assumes the same.
+# The entry keeps the descriptor alive, so its id is never reused while it is remembered.
+_CHECKS: dict[int, tuple[ToolDescriptor, tuple[Draft202012Validator, Proof | None]]] = {}
+_CHECKS_MAX = 1024
+
+
+def _schema_checks(descriptor: ToolDescriptor) -> tuple[Draft202012Validator, Proof | None]:
+    """SchemaRefused when the descriptor's schema cannot be used (nothing is remembered)."""
+    entry = _CHECKS.get(id(descriptor))
+    if entry is not None and entry[0] is descriptor:
+        return entry[1]
+    validator = local_validator(descriptor.input_schema)
+    checks = (validator, valid_proof(validator))
+    if len(_CHECKS) >= _CHECKS_MAX:
+        _CHECKS.clear()
+    _CHECKS[id(descriptor)] = (descriptor, checks)
+    return checks
 
 
 class _Steps:

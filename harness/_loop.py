@@ -23,7 +23,6 @@ from governance import (
     ToolDescriptor,
     ToolResult,
     digest,
-    redact,
 )
 from governance.screening import findings, redact_text, screen_request
 from harness._errors import HarnessError, ProviderError
@@ -563,10 +562,9 @@ def _tool_span_fields(
         "provider_call_id": proposed.id,
         "tool": call.tool,
         "known_tool": known,
-        # What really ran: a reviewer's approved edit replaces the proposed arguments.
-        "arguments": redact(
-            dict(result.arguments if result.arguments is not None else call.arguments)
-        ),
+        # What really ran: a reviewer's approved edit replaces the proposed arguments. Raw
+        # here: the span type redacts them (once) as it is built.
+        "arguments": dict(result.arguments if result.arguments is not None else call.arguments),
         "effect": decision.effect if decision else None,
         "rule_ids": list(decision.rule_ids) if decision else [],
         "reason": result.reason if not executed else (decision.reason if decision else None),

@@ -72,7 +72,7 @@ def _plain(value: object, where: str, depth: int, budget: list[int]) -> Any:
         return float(value)
     if isinstance(value, str):
         text = str(value)
-        if any("\ud800" <= ch <= "\udfff" for ch in text):
+        if _has_surrogate(text):
             raise ArgumentRefused("invalid_arguments", f"{where}: a string holds a lone surrogate")
         return text
     if isinstance(value, Mapping):
@@ -83,7 +83,7 @@ def _plain(value: object, where: str, depth: int, budget: list[int]) -> Any:
                     "invalid_arguments", f"{where}: object keys must be strings, not {key!r}"
                 )
             name = str(key)
-            if any("\ud800" <= ch <= "\udfff" for ch in name):
+            if _has_surrogate(name):
                 raise ArgumentRefused("invalid_arguments", f"{where}: a key holds a lone surrogate")
             out[name] = _plain(item, f"{where}.{name}" if depth else name, depth + 1, budget)
         return out
@@ -94,6 +94,31 @@ def _plain(value: object, where: str, depth: int, budget: list[int]) -> Any:
     raise ArgumentRefused(
         "invalid_arguments", f"{where}: {type(value).__name__} is not a JSON value"
     )
+
+
+def copy_snapshot(value: Any) -> Any:
+    """A deep copy of a snapshot (plain JSON values only, as `snapshot_arguments` returns):
+    `copy.deepcopy` for this one shape, without its generic per-object bookkeeping."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_snapshot(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_snapshot(item) for item in value]
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return value  # immutable
+    return copy.deepcopy(value)  # not a snapshot after all: the generic copy
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether `text` holds a surrogate code point (U+D800-U+DFFF): exactly what strict UTF-8
+    refuses to encode, so the codec checks it in C rather than a loop per character."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def with_schema_defaults(

@@ -95,6 +95,10 @@ class ToolCall:
     run_id: str
     principal: Principal
 
+    def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
+        """This call with other arguments (`dataclasses.replace`, without its overhead)."""
+        return ToolCall(self.call_id, self.tool, arguments, self.run_id, self.principal)
+
 
 @dataclass(frozen=True, slots=True)
 class PolicyEvidence:

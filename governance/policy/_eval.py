@@ -9,7 +9,7 @@ candidates the policy's `RuleIndex` files under the call's tool name and builds 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from governance.core._contracts import (
@@ -188,8 +188,9 @@ def _decide(
 def _decide_outcomes(
     outcomes: tuple[RuleOutcome, ...], context: PolicyContext, policy: Policy
 ) -> Decision:
-    """`_decide` over per-rule outcomes (the complete path)."""
-    by_id = {rule.id: rule for rule in policy.rules}
+    """`_decide` over per-rule outcomes (the complete path). A `not_matched` or `disabled`
+    outcome counts for nothing, so leaving it out gives the same Decision."""
+    by_id = policy.index.by_id
     applied: dict[Effect, list[Rule]] = {"block": [], "require_approval": [], "allow": []}
     errors: list[tuple[Rule, str]] = []
     failed: list[tuple[Rule, str]] = []
@@ -224,12 +225,12 @@ def _evidence(
     matched: list[str] = []
     decisive: list[str] = []
     conditions: list[str] = []
-    for index, outcome in enumerate(outcomes):
-        if outcome.status in ("not_matched", "disabled"):
-            continue
+    # Only these can change a reduction; a rule tried disabled is simply left out of it.
+    active = tuple(o for o in outcomes if o.status not in ("not_matched", "disabled"))
+    for index, outcome in enumerate(active):
         if outcome.status in ("matched", "error"):
             matched.append(outcome.rule_id)
-        without = (*outcomes[:index], replace(outcome, status="disabled"), *outcomes[index + 1 :])
+        without = (*active[:index], *active[index + 1 :])
         other = _decide_outcomes(without, context, policy)
         if (other.effect, other.reason) != (decision.effect, decision.reason):
             decisive.append(outcome.rule_id)
@@ -244,12 +245,65 @@ def _evidence(
 
 def explain(context: PolicyContext, policy: Policy) -> Explanation:
     """Evaluate every rule and say how each fared, with the resulting Decision and the
-    evidence (matched and decisive rules and conditions) that coverage is measured from."""
-    by_id = {rule.id: rule for rule in policy.rules}
-    outcomes = tuple(_outcome(by_id[rule_id], context) for rule_id in sorted(by_id))
-    decision = _decide_outcomes(outcomes, context, policy)
-    decision = replace(decision, evidence=_evidence(outcomes, decision, context, policy))
+    evidence (matched and decisive rules and conditions) that coverage is measured from.
+
+    A rule the index does not list as a candidate for the tool is reported without being
+    run: it is disabled, or its name selectors (which `Match.holds` checks first) do not hold.
+    """
+    index = policy.index
+    tool = context.tool
+    if type(tool) is str:
+        plan = index.plan(tool, lambda name: _plan(index.ordered, index.candidate_ids(name)))
+        outcomes = tuple(
+            _outcome(rule, context) if skipped is None else skipped for rule, skipped in plan
+        )
+    else:  # not a name the index can file: every rule is run
+        outcomes = tuple(_outcome(rule, context) for rule in index.ordered)
+    verdict = _decide_outcomes(outcomes, context, policy)
+    decision = Decision(  # dataclasses.replace(verdict, evidence=...), without its overhead
+        effect=verdict.effect,
+        rule_ids=verdict.rule_ids,
+        reason=verdict.reason,
+        policy_digest=verdict.policy_digest,
+        registry_digest=verdict.registry_digest,
+        message=verdict.message,
+        evidence=_evidence(outcomes, verdict, context, policy),
+    )
     return Explanation(decision=decision, outcomes=outcomes)
+
+
+def explained_decision(context: PolicyContext, policy: Policy) -> Decision:
+    """`explain(context, policy).decision` (with its evidence), without the per-rule report:
+    only the index's candidates are run, since no other rule can change the reduction or
+    appear in the evidence. What the firewall decides under when evidence is asked for."""
+    tool = context.tool
+    if type(tool) is not str:  # not a name the index can file: the complete path judges it
+        return explain(context, policy).decision
+    outcomes = tuple(_outcome(c.rule, context) for c in policy.index.candidates(tool))
+    verdict = _decide_outcomes(outcomes, context, policy)
+    return Decision(  # dataclasses.replace(verdict, evidence=...), without its overhead
+        effect=verdict.effect,
+        rule_ids=verdict.rule_ids,
+        reason=verdict.reason,
+        policy_digest=verdict.policy_digest,
+        registry_digest=verdict.registry_digest,
+        message=verdict.message,
+        evidence=_evidence(outcomes, verdict, context, policy),
+    )
+
+
+_Plan = tuple[tuple[Rule, "RuleOutcome | None"], ...]
+
+
+def _plan(ordered: tuple[Rule, ...], chosen: frozenset[str]) -> _Plan:
+    """Every rule in id order, with the outcome `_outcome` gives it for any call of a tool
+    whose candidates are `chosen` (None: a candidate, run per call)."""
+    return tuple((rule, None if rule.id in chosen else _skipped(rule)) for rule in ordered)
+
+
+def _skipped(rule: Rule) -> RuleOutcome:
+    """What `_outcome` gives a rule that is disabled or whose name selectors do not hold."""
+    return RuleOutcome(rule.id, rule.effect, "not_matched" if rule.enabled else "disabled")
 
 
 def evaluate(context: PolicyContext, policy: Policy) -> Decision:

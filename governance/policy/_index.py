@@ -13,15 +13,18 @@ Pure: no I/O, no clock. The name selectors are read exactly as `Match.holds` rea
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TypeVar
 
 from governance.policy._rules import Match, Rule
 
 # Distinct tool names remembered per policy. A model inventing names cannot grow it further;
 # past the bound, candidates are gathered from the index on every call (still cheap).
 MAX_CACHED_NAMES = 4096
+
+PlanT = TypeVar("PlanT")
 
 
 def _exact(patterns: Sequence[object]) -> bool:
@@ -61,9 +64,23 @@ def _candidate(rule: Rule, *, names_checked: bool) -> Candidate:
 class RuleIndex:
     """The enabled rules of one policy, filed by exact tool name, exact namespace, or scan."""
 
-    __slots__ = ("_by_namespace", "_by_tool", "_cache", "_checked", "_rank", "_scan")
+    __slots__ = (
+        "_by_namespace",
+        "_by_tool",
+        "_cache",
+        "_checked",
+        "_ids_cache",
+        "_plans",
+        "_rank",
+        "_scan",
+        "by_id",
+        "ordered",
+    )
 
     def __init__(self, rules: Sequence[Rule]) -> None:
+        # Every rule (enabled or not) by id, and in id order: what `explain` reports on.
+        self.by_id: dict[str, Rule] = {rule.id: rule for rule in rules}
+        self.ordered: tuple[Rule, ...] = tuple(self.by_id[i] for i in sorted(self.by_id))
         enabled = sorted((rule for rule in rules if rule.enabled), key=lambda rule: rule.id)
         self._rank = {rule.id: n for n, rule in enumerate(enabled)}
         # Each rule's candidate once its name selectors held: built here, not per tool name.
@@ -82,6 +99,28 @@ class RuleIndex:
             else:
                 self._scan.append(rule)
         self._cache: dict[str, tuple[Candidate, ...]] = {}
+        self._ids_cache: dict[str, frozenset[str]] = {}
+        self._plans: dict[str, object] = {}
+
+    def candidate_ids(self, tool: str) -> frozenset[str]:
+        """The ids of `candidates(tool)`: every other rule is disabled or its name selectors
+        do not hold for `tool` (so `Match.holds` is False for it, without raising)."""
+        found = self._ids_cache.get(tool)
+        if found is None:
+            found = frozenset(candidate.rule.id for candidate in self.candidates(tool))
+            if len(self._ids_cache) < MAX_CACHED_NAMES:
+                self._ids_cache[tool] = found
+        return found
+
+    def plan(self, tool: str, build: Callable[[str], PlanT]) -> PlanT:
+        """`build(tool)`, kept per tool name like the candidates: what an evaluator derives
+        from the index for one name (its one builder per index keeps the type)."""
+        found = self._plans.get(tool)
+        if found is None:
+            found = build(tool)
+            if len(self._plans) < MAX_CACHED_NAMES:
+                self._plans[tool] = found
+        return found  # type: ignore[return-value]
 
     def candidates(self, tool: str) -> tuple[Candidate, ...]:
         """Enabled rules that can apply to a call of `tool`, in rule-id order."""

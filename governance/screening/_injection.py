@@ -117,11 +117,21 @@ def skeleton(text: str) -> str:
     return normalise(text).translate(_CONFUSABLES)
 
 
+# Every needle of every pattern: a text holding none of them matches no pattern (most tool
+# outputs), which one pass of substring tests settles.
+_ALL_NEEDLES: tuple[str, ...] = tuple(
+    sorted({needle for _, _, needles in INJECTION_PATTERNS for needle in needles})
+)
+
+
 def findings(text: str) -> tuple[str, ...]:
     normal = normalise(text)
-    folded = normal.translate(_CONFUSABLES)  # skeleton(text), without normalising twice
-    # Every look-alike is non-ASCII: for ASCII text both readings are one, searched once.
+    # skeleton(text), without normalising twice; every look-alike is non-ASCII, so for ASCII
+    # text both readings are one, searched once.
+    folded = normal if normal.isascii() else normal.translate(_CONFUSABLES)
     forms = (normal,) if folded == normal else (normal, folded)
+    if not any(needle in form for form in forms for needle in _ALL_NEEDLES):
+        return ()
     found = (
         name
         for name, pattern, needles in INJECTION_PATTERNS

@@ -420,10 +420,29 @@ def redact(value: Any) -> Any:
 
 
 def _redact_mapping(value: Mapping[Any, Any]) -> dict[Any, Any]:
+    # `redact` per item, with the name memo and the exact-scalar cases inlined: an audit
+    # record is mostly short text keys over scalars, and this runs for every record.
     out: dict[Any, Any] = {}
+    verdicts = _NAME_VERDICTS
+    clean = _CLEAN
     for key, item in value.items():
-        if isinstance(key, str) and item is not None and _is_sensitive_name(key):
+        if item is None:
+            out[key] = None
+            continue
+        if type(key) is str:
+            sensitive = verdicts.get(key)
+            if sensitive is None:
+                sensitive = _is_sensitive_name(key)
+        else:
+            sensitive = isinstance(key, str) and _is_sensitive_name(key)
+        if sensitive:
             out[key] = REDACTED
+            continue
+        kind = type(item)
+        if kind is str:
+            out[key] = item if item in clean else redact_text(item)
+        elif kind is int or kind is bool or kind is float:
+            out[key] = item
         else:
             out[key] = redact(item)
     return out

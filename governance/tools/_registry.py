@@ -5,11 +5,30 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from governance.core._canonical import digest
+from governance.core._canonical import canonical_json, sha256_hex
 from governance.core._contracts import ToolDescriptor, ToolSource
 from governance.core._errors import RegistryError
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$")
+
+# The canonical JSON of each descriptor's surface, per descriptor object. A suite builds one
+# registry per scenario from the same built-in descriptors, and encoding their schemas was most
+# of a registry's digest. A descriptor is frozen and its schema is never edited in place (an
+# MCP listing builds new descriptors), so its surface is encoded once. The entry keeps the
+# descriptor alive, so its id cannot be reused while remembered; a full memo starts over.
+_SURFACES: dict[int, tuple[ToolDescriptor, bytes]] = {}
+_SURFACES_MAX = 1024
+
+
+def _surface_json(descriptor: ToolDescriptor) -> bytes:
+    entry = _SURFACES.get(id(descriptor))
+    if entry is not None and entry[0] is descriptor:
+        return entry[1]
+    encoded = canonical_json(descriptor.surface())
+    if len(_SURFACES) >= _SURFACES_MAX:
+        _SURFACES.clear()
+    _SURFACES[id(descriptor)] = (descriptor, encoded)
+    return encoded
 
 
 class ToolRegistry:
@@ -65,5 +84,7 @@ class ToolRegistry:
     def digest(self) -> str:
         """Changes whenever any tool's name, description, schema or governance facts change."""
         if self._digest is None:
-            self._digest = digest([d.surface() for d in self.descriptors()])
+            # digest([d.surface() ...]): a JSON array is its items' canonical JSON, comma-joined.
+            encoded = b"[" + b",".join(_surface_json(d) for d in self.descriptors()) + b"]"
+            self._digest = "sha256:" + sha256_hex(encoded)
         return self._digest

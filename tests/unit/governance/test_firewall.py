@@ -268,3 +268,28 @@ def test_arguments_that_cannot_be_digested_are_refused_not_raised(audit: AuditLo
     result = fw.call(_call("demo.read", path=float("nan")))
     assert (result.outcome, result.reason) == ("failed", "invalid_arguments")
     assert source.executed == []
+
+
+def test_a_firewall_nobody_observes_builds_no_lifecycle_event_but_writes_every_record(
+    audit: AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import governance._firewall as firewall_module
+
+    built: list[str] = []
+    real = firewall_module.LifecycleEvent
+
+    def counted(**fields: Any) -> LifecycleEvent:
+        built.append(fields["kind"])
+        return real(**fields)
+
+    monkeypatch.setattr(firewall_module, "LifecycleEvent", counted)
+    fw = Firewall(ToolRegistry([CountingSource()]), StaticPolicy(parse_policy(POLICY)), audit)
+    assert fw.call(_call("demo.read", path="a")).outcome == "executed"
+    assert built == []
+    kinds = [event.kind for event in audit.events("run-1")]
+    assert kinds == ["tool.requested", "policy.decided", "execution.started", "execution.completed"]
+    # ...and an observer still sees each event once it is written, in order.
+    seen: list[str] = []
+    fw.add_observer(lambda event: seen.append(event.kind))
+    fw.call(_call("demo.read", "c2", path="b"))
+    assert seen == built == kinds

@@ -244,3 +244,31 @@ def test_an_answer_that_spells_out_a_tool_call_is_flagged_not_completed(governed
 def test_an_ordinary_answer_is_not_flagged(governed: Any) -> None:
     state = _run(governed, [{"answer": "All good; no tool was needed."}])
     assert (state.status, state.final_answer) == ("completed", "All good; no tool was needed.")
+
+
+def test_a_calls_arguments_are_redacted_once_for_its_span_and_still_masked(
+    governed: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import governance.screening._redaction as redaction
+
+    args = {"to": "a@b.co", "subject": "s", "body": "password=hunter2!x"}
+    seen: list[object] = []
+    real = redaction.redact
+
+    def counted(value: Any) -> Any:
+        if isinstance(value, dict) and value.get("subject") == "s":
+            seen.append(value)
+        return real(value)
+
+    import harness._loop as loop_module
+    import harness._spans as spans_module
+
+    monkeypatch.setattr(spans_module, "redact", counted)
+    if hasattr(loop_module, "redact"):
+        monkeypatch.setattr(loop_module, "redact", counted)
+    state = _run(governed, [{"calls": [{"tool": "email.send", "args": args}]}])
+    span = state.tool_spans[0]
+    assert span.arguments is not None and span.arguments["body"] == "password=[REDACTED]"
+    # Once for the model turn's span (its raw argument text, parsed) and once for the tool
+    # call's span: the loop hands the span raw arguments, the span type masks them.
+    assert len(seen) == 2

@@ -62,3 +62,34 @@ def test_digest_is_recomputed_after_a_tool_is_added() -> None:
     before = registry.digest
     registry.add_source(_Source("other", "orders.lookup"))
     assert registry.digest != before
+
+
+def test_the_digest_is_the_canonical_digest_of_every_surface_in_name_order() -> None:
+    from governance import digest
+
+    registry = ToolRegistry([_Source("a", "z.one", "a.two"), _Source("b", "m.three")])
+    expected = digest([d.surface() for d in sorted(registry.descriptors(), key=lambda d: d.name)])
+    assert registry.digest == expected
+    assert ToolRegistry([_Source("a", "z.one")]).digest != expected
+
+
+def test_a_registry_rebuilt_from_the_same_descriptors_encodes_no_surface_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import governance.tools._registry as module
+
+    source = _Source("a", "x.one", "x.two")
+    first = ToolRegistry([source]).digest
+    encoded: list[object] = []
+    real = module.canonical_json
+
+    def counted(value: object) -> bytes:
+        encoded.append(value)
+        return real(value)
+
+    monkeypatch.setattr(module, "canonical_json", counted)
+    assert ToolRegistry([source]).digest == first
+    assert encoded == []
+    # A new descriptor (an MCP listing builds new ones) is encoded, and changes the digest.
+    changed = ToolRegistry([_Source("a", "x.one", "x.two", description="other")]).digest
+    assert changed != first and len(encoded) == 2
