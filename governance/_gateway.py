@@ -11,6 +11,8 @@ Layout of the state directory (default `.proctor/`):
 (the files above, default), `sqlite:///<dir>[?durability=os]` (the files in another directory)
 or `memory:` (ephemeral: nothing on disk, no fsync; for scenario runs). `durability` is the file
 stores' mode: `fsync` (default) or `os` (survives a killed process, not a power loss).
+`checkpoint` (governance.stores: `CheckpointSchedule`) has the gateway sign checkpoints of its
+audit log every N events and on close, into a file outside the database.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from governance.stores._backends import (
     parse_store_url,
 )
 from governance.stores._budgets import BudgetStore
+from governance.stores._checkpoint_schedule import CheckpointingAuditLog, CheckpointSchedule
 from governance.stores._sealing import key_from_env as approvals_key_from_env
 from governance.stores._sqlite import Durability
 from governance.tools import builtin_tools
@@ -77,6 +80,7 @@ class Gateway(Closing):
         durability: Durability | None = None,
         evidence: bool = False,
         registry: ToolRegistry | None = None,
+        checkpoint: CheckpointSchedule | None = None,
     ) -> None:
         """`registry`, when given, is the whole tool surface, already built (a suite's scenarios
         share one, with its digest): then no `sources`, `builtin` or `mcp_config`."""
@@ -106,6 +110,11 @@ class Gateway(Closing):
         self.approvals: ApprovalBackend
         self.budgets: BudgetBackend
         self._open_stores(approval_ttl_seconds, audit_key_from_env)
+        # The firewall writes through this wrapper, so every event counts towards the schedule.
+        self.checkpoints: CheckpointingAuditLog | None = None
+        if checkpoint is not None:
+            self.checkpoints = CheckpointingAuditLog(self.audit, checkpoint, self.clock)
+            self.audit = self.checkpoints
         # Before any traffic: requests whose waiting process died are failed closed, and rows a
         # crash left disagreeing with the audit chain are settled and reported. Memory stores
         # were created empty just now, for this gateway alone: nobody left anything in them.

@@ -136,6 +136,21 @@ def _audit_valid(trace: Trace, expected: bool) -> _Draft:
     return (check_id, False, f"expected the audit chain {wanted}; {shown}")
 
 
+def _audit_checkpoint(trace: Trace, expected: str) -> _Draft:
+    check_id = f"audit_checkpoint:{expected}"
+    found = trace.audit.checkpoint
+    if found is None:
+        return (check_id, False, "the trace records no audit checkpoint")
+    shown = (
+        f"{found.checkpoints} checkpoint(s); the last covers {found.checkpointed_events} of "
+        f"{found.events} events"
+    )
+    if found.status == expected:
+        return (check_id, True, f"{shown}, {found.status}")
+    why = f": {found.detail}" if found.detail else ""
+    return (check_id, False, f"expected the checkpoint {expected}; {found.status}{why} ({shown})")
+
+
 # -- tool checks ----------------------------------------------------------------------------
 
 
@@ -511,6 +526,13 @@ CHECKS: tuple[CheckKind, ...] = (
         "audit_integrity",
         "audit_integrity",
         lambda e, t: _one(None if e.audit_valid is None else _audit_valid(t, e.audit_valid)),
+    ),
+    CheckKind(
+        "audit_checkpoint",
+        "audit_integrity",
+        lambda e, t: _one(
+            None if e.audit_checkpoint is None else _audit_checkpoint(t, e.audit_checkpoint)
+        ),
     ),
     CheckKind(
         "budget",

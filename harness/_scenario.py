@@ -191,6 +191,12 @@ class Expectations(_Model):
     answer_not_contains: list[str] = Field(default_factory=list)
     max_steps: int | None = Field(default=None, ge=1, description="The run took at most N turns.")
     audit_valid: bool | None = Field(default=None, description="The run's audit chain verifies.")
+    audit_checkpoint: Literal["verified"] | None = Field(
+        default=None,
+        description="The gateway signs a checkpoint of the audit log every few events (a key "
+        "made for this run); after the run the last one verifies against the log: nothing "
+        "truncated, deleted or rewritten, only events appended.",
+    )
     budget: list[BudgetExpectation] = Field(default_factory=list)
     approvals: list[ApprovalExpectation] = Field(default_factory=list)
     guardrails: list[GuardrailExpectation] = Field(default_factory=list)

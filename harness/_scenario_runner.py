@@ -32,6 +32,7 @@ from governance.stores import BudgetResetRefused, SelfApprovalError, StoreSpec
 from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState
 from harness._scenario import Review, Scenario
+from harness._scenario_checkpoint import checkpoint_summary, scenario_schedule
 from harness._scenario_load import (
     LoadedScenario,
     mcp_config_digest,
@@ -86,6 +87,7 @@ def open_scenario_gateway(
     clock: ManualClock,
     policy: Policy | None,
     store: StoreSpec = _MEMORY_STORE,
+    checkpoint: bool = False,
 ) -> Gateway:
     """The one place a scenario's gateway is built.
 
@@ -94,6 +96,7 @@ def open_scenario_gateway(
     workspace must have been reset (`cache.fresh_workspace()`); the policy is the suite's
     compiled copy of the scenario's file, or `policy` (mutation testing runs in-memory mutants).
     `store` is for the test that proves a trace does not depend on the backend that ran it.
+    `checkpoint`: the gateway signs audit checkpoints as it goes (harness._scenario_checkpoint).
     """
     policy_path = resolve_policy_path(loaded)
     # MCP: a stateless config's servers are shared by the worker's scenarios (the cache), any
@@ -101,8 +104,9 @@ def open_scenario_gateway(
     mcp_config = resolve_mcp_config(loaded)
     shared = cache.shared_mcp_sources(mcp_config) if mcp_config is not None else None
     plain = mcp_config is None  # the built-in tools alone: their registry is built once
+    state_dir = cache.new_state_dir()
     return Gateway(
-        state_dir=cache.new_state_dir(),
+        state_dir=state_dir,
         policy_path=policy_path,
         clock=clock,
         audit_key_from_env=False,
@@ -113,6 +117,7 @@ def open_scenario_gateway(
         store=store,  # a scenario's approvals, budgets and audit live and die with it
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
         registry=cache.builtin_registry() if plain else None,
+        checkpoint=scenario_schedule(state_dir) if checkpoint else None,
     )
 
 
@@ -158,7 +163,10 @@ def _run_scenario(
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
     workspace = cache.fresh_workspace()
-    gateway = open_scenario_gateway(loaded, cache, clock=clock, policy=policy, store=store)
+    wants_checkpoint = scenario.expect.audit_checkpoint is not None
+    gateway = open_scenario_gateway(
+        loaded, cache, clock=clock, policy=policy, store=store, checkpoint=wants_checkpoint
+    )
     try:
         with gateway:
             setup = _setup(gateway, workspace.files_dir, scenario, clock)
@@ -170,6 +178,7 @@ def _run_scenario(
             state = loop.start(scenario.request, run_id=scenario.id, principal=principal)
             state = _review(gateway, loop, state, list(scenario.reviews), clock)
             verdict = gateway.audit.verify(scenario.id)
+            checkpoint = checkpoint_summary(gateway) if wants_checkpoint else None
             identity = live.identity
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
@@ -209,6 +218,7 @@ def _run_scenario(
             head=verdict.head,
             valid=verdict.ok,
             first_bad_seq=verdict.first_bad_seq,
+            checkpoint=checkpoint,
         ),
     )
 

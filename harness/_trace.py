@@ -9,7 +9,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from governance import canonical_json, digest
 from harness._spans import Redacted, Span, ToolCallSpan
@@ -35,11 +41,33 @@ class UsageSummary(_Model):
     missing_turns: int = Field(description="Turns whose provider reply carried no usage.")
 
 
+class CheckpointSummary(_Model):
+    """The signed checkpoints the gateway wrote during the run, verified against the log after
+    it. Counts only: keys, signatures and the log's id vary from run to run and are not kept."""
+
+    status: Literal["verified", "not_verified", "missing"]
+    checkpoints: int = Field(description="How many the gateway wrote during the run.")
+    checkpointed_events: int = Field(description="Events covered by the last one.")
+    events: int = Field(description="Events in the log when it was verified.")
+    detail: str | None = None
+
+
 class AuditSummary(_Model):
     events: int
     head: str | None
     valid: bool
     first_bad_seq: int | None = None
+    checkpoint: CheckpointSummary | None = Field(
+        default=None, description="Only for a scenario that expects `audit_checkpoint`."
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_checkpoint_omitted(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Omitted rather than null: traces of scenarios that do not ask for it keep their bytes.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("checkpoint", 0) is None:
+            del data["checkpoint"]
+        return data
 
 
 class SetupRecord(_Model):

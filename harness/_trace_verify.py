@@ -484,12 +484,20 @@ def _still_held(spans: list[Span]) -> ToolCallSpan | None:
 
 
 def audit_summary(trace: Trace) -> Iterator[TraceProblem]:
-    """A valid chain names no bad seq."""
+    """A valid chain names no bad seq; a checkpoint covers no more than the log holds."""
     audit = trace.audit
     if audit.valid and audit.first_bad_seq is not None:
         yield TraceProblem(
             "audit_summary", "audit", f"valid, yet its first bad seq is {audit.first_bad_seq}"
         )
+    found = audit.checkpoint
+    if found is not None and found.checkpointed_events > found.events:
+        yield TraceProblem(
+            "audit_summary", "audit.checkpoint",
+            f"covers {found.checkpointed_events} events of a log that holds {found.events}",
+        )  # fmt: skip
+    if found is not None and found.status == "verified" and found.checkpoints < 1:
+        yield TraceProblem("audit_summary", "audit.checkpoint", "verified, yet none was written")
 
 
 RULES: tuple[Callable[[Trace], Iterator[TraceProblem]], ...] = (

@@ -37,6 +37,29 @@ from governance.stores._budgets import (
     BudgetStore,
     BudgetStoreError,
 )
+from governance.stores._checkpoint import (
+    CheckpointBody,
+    CheckpointReport,
+    CheckpointSignatureError,
+    RunFinding,
+    read_checkpoint,
+    verify_checkpoint,
+    write_checkpoint,
+)
+from governance.stores._checkpoint_file import CheckpointError, CheckpointFileError
+from governance.stores._checkpoint_keys import PRIVATE_KEY_ENV as CHECKPOINT_KEY_ENV
+from governance.stores._checkpoint_keys import PUBLIC_KEY_ENV as CHECKPOINT_PUBLIC_KEY_ENV
+from governance.stores._checkpoint_keys import (
+    CheckpointKeyError,
+)
+from governance.stores._checkpoint_keys import generate_keypair as generate_checkpoint_keys
+from governance.stores._checkpoint_keys import load_private_key as load_checkpoint_private_key
+from governance.stores._checkpoint_keys import load_public_key as load_checkpoint_public_key
+from governance.stores._checkpoint_schedule import (
+    CheckpointingAuditLog,
+    CheckpointSchedule,
+)
+from governance.stores._checkpoint_schedule import schedule_from_env as checkpoint_schedule_from_env
 from governance.stores._sqlite import MEMORY, Durability
 
 __all__ = [
@@ -62,13 +85,31 @@ __all__ = [
     "BudgetStatus",
     "BudgetStore",
     "BudgetStoreError",
+    "CHECKPOINT_KEY_ENV",
+    "CHECKPOINT_PUBLIC_KEY_ENV",
     "ChainVerdict",
+    "checkpoint_schedule_from_env",
+    "CheckpointBody",
+    "CheckpointError",
+    "CheckpointFileError",
+    "CheckpointKeyError",
+    "CheckpointReport",
+    "CheckpointSchedule",
+    "CheckpointSignatureError",
+    "CheckpointingAuditLog",
     "Durability",
     "KEY_ENV",
     "MEMORY",
     "MemoryAuditLog",
+    "RunFinding",
     "SelfApprovalError",
     "StoreSpec",
     "StoreUrlError",
+    "generate_checkpoint_keys",
+    "load_checkpoint_private_key",
+    "load_checkpoint_public_key",
     "parse_store_url",
+    "read_checkpoint",
+    "verify_checkpoint",
+    "write_checkpoint",
 ]

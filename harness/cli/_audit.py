@@ -1,6 +1,10 @@
-"""`proctor audit verify|show`: check and read an audit log without ever writing to it.
+"""`proctor audit verify|show|keygen|checkpoint`: check, read and anchor an audit log.
 
-The HMAC key comes from `PROCTOR_AUDIT_KEY`. `verify` exits 1 when any chain is broken.
+The HMAC key comes from `PROCTOR_AUDIT_KEY`. `verify` exits 1 when any chain is broken, or,
+with `--checkpoint`, when the log was truncated, a run deleted or history rewritten since the
+checkpoint, or the checkpoint itself does not verify. `checkpoint` signs the head of every run
+with an Ed25519 key (`PROCTOR_CHECKPOINT_KEY`); verifying needs only the public key
+(`PROCTOR_CHECKPOINT_PUBLIC_KEY`). Only `checkpoint` writes to the log: the log's identity, once.
 """
 
 from __future__ import annotations
@@ -15,6 +19,11 @@ from tabulate import tabulate
 from governance.core import GovernanceError, canonical_json
 from governance.stores import AuditLog
 from harness import _exit_codes as codes
+from harness.cli._audit_checkpoint import (
+    checkpoint_command,
+    keygen_command,
+    verify_against_checkpoint,
+)
 
 AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _SUMMARY_WIDTH = 80
@@ -52,8 +61,34 @@ def audit() -> None:
 @click.argument("db", type=AUDIT_DB)
 @click.option("--run", "run_id", metavar="ID", help="Verify only this run (default: all runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
-def verify_command(db: Path, run_id: str | None, as_json: bool) -> int:
+@click.option(
+    "--checkpoint",
+    "checkpoint",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also compare DB with this signed checkpoint (`proctor audit checkpoint`): "
+    "truncated, deleted or rewritten runs fail; events appended since are fine.",
+)
+@click.option(
+    "--public-key",
+    "public_key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="PROCTOR_CHECKPOINT_PUBLIC_KEY",
+    metavar="FILE",
+    help="The checkpoint's Ed25519 public key (PEM). [env: PROCTOR_CHECKPOINT_PUBLIC_KEY]",
+)
+def verify_command(
+    db: Path,
+    run_id: str | None,
+    as_json: bool,
+    checkpoint: Path | None,
+    public_key: Path | None,
+) -> int:
     """Recompute every chain in DB; exit 1, naming the first bad seq, if any is broken."""
+    if checkpoint is not None:
+        if run_id is not None:
+            raise click.UsageError("--checkpoint covers every run; drop --run")
+        return verify_against_checkpoint(db, checkpoint, public_key, as_json=as_json)
     with _open(db) as log:
         if run_id is not None:
             _require_run(log, run_id)
@@ -95,3 +130,7 @@ def show_command(db: Path, run_id: str, as_json: bool) -> int:
         rows = [[e.seq, e.kind, e.ts, _summary(e.data)] for e in events]
         click.echo(tabulate(rows, headers=["seq", "kind", "ts", "data"]))
     return codes.OK
+
+
+audit.add_command(keygen_command)
+audit.add_command(checkpoint_command)

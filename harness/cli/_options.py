@@ -72,11 +72,17 @@ def open_gateway(
         ctx = click.get_current_context(silent=True)
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
     from governance import Gateway
+    from governance.stores import CheckpointError, checkpoint_schedule_from_env
 
+    try:  # PROCTOR_CHECKPOINT_FILE/_KEY/_EVERY: the gateway signs checkpoints as it goes
+        checkpoint = checkpoint_schedule_from_env()
+    except CheckpointError as exc:
+        raise click.UsageError(str(exc)) from None
     return Gateway(
         state_dir=state_dir,
         policy_path=policy_path or shipped_policy_path(),
         mcp_config=mcp_config,
+        checkpoint=checkpoint,
     )
 
 

@@ -44,8 +44,13 @@ FOLDER_API = {
         ApprovalNotFound ApprovalRequest ApprovalStatus ApprovalStore ApprovalStoreError
         AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
         BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
-        ChainVerdict Durability KEY_ENV MEMORY MemoryAuditLog SelfApprovalError StoreSpec
-        StoreUrlError parse_store_url""",
+        CHECKPOINT_KEY_ENV CHECKPOINT_PUBLIC_KEY_ENV ChainVerdict CheckpointBody CheckpointError
+        CheckpointFileError CheckpointKeyError CheckpointReport CheckpointSchedule
+        CheckpointSignatureError CheckpointingAuditLog checkpoint_schedule_from_env
+        Durability KEY_ENV MEMORY MemoryAuditLog RunFinding SelfApprovalError StoreSpec
+        StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
+        load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
+        write_checkpoint""",
     "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
         Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",

@@ -435,6 +435,7 @@ EVERY_EXPECTATION: dict[str, Any] = {
     "termination": "answered",
     "max_steps": 5,
     "audit_valid": True,
+    "audit_checkpoint": "verified",
     "must_propose": ["fs.delete"],
     "must_execute": ["fs.read"],
     "must_not_execute": ["fs.delete"],
