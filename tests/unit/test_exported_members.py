@@ -46,8 +46,9 @@ FOLDER_API = {
         BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
         ChainVerdict Durability KEY_ENV MEMORY MemoryAuditLog SelfApprovalError StoreSpec
         StoreUrlError parse_store_url""",
-    "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
-        Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
+    "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
+        ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
+        fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
     "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
         StartedProcess load_mcp_config load_pins locked_sources neutralise_description

@@ -100,7 +100,7 @@ def test_every_schema_forbids_extra_fields_and_describes_each_argument(
 def test_the_builtin_source_registers_and_its_digest_is_stable(tmp_path: Path) -> None:
     one = ToolRegistry([builtin_tools(tmp_path / "a")])
     two = ToolRegistry([builtin_tools(tmp_path / "b")])
-    assert len(one) == 11
+    assert len(one) == 12
     assert one.digest == two.digest
 
 
