@@ -6,15 +6,38 @@ Imported only when `http.get` runs (http.client and ssl cost the cold CLI paths 
 from __future__ import annotations
 
 import http.client
+import socket
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from governance.arguments._urls import HttpUrl
 from governance.tools._local import ToolExecutionError
 
-if TYPE_CHECKING:
-    from governance.tools._http_fetch import HttpFetcher, Target
+
+class HttpFetcher(Protocol):
+    """What an exchange needs of the fetch's settings (the fetcher, seen from here)."""
+
+    @property
+    def connector(self) -> Callable[[str, int, float], socket.socket]: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    @property
+    def allowed_content_types(self) -> tuple[str, ...]: ...
+    @property
+    def max_bytes(self) -> int: ...
+    def check_type(self, header: str) -> None: ...
+
+
+class Target(Protocol):
+    """Validated addresses to connect to, in order, and the port."""
+
+    @property
+    def addresses(self) -> tuple[str, ...]: ...
+    @property
+    def port(self) -> int: ...
+
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CHUNK = 16384

@@ -182,7 +182,6 @@ def test_a_redirect_to_an_allow_listed_host_is_judged_again_and_refused_if_priva
     server: _Server,
 ) -> None:
     server.pages["/r"] = (302, {"Location": "http://cdn.example.net/x"}, b"")
-    fetcher = _routed(server, redirect_hosts=("*.example.net",))
     fetcher = HttpFetcher(
         resolver=lambda host, port: ["192.168.0.9"],
         redirect_hosts=("*.example.net",),
