@@ -27,7 +27,7 @@ from governance import Policy, ToolRegistry
 from governance.config import decode_text
 from governance.core import ConfigError, PolicyError
 from governance.policy import parse_policy
-from governance.tools import LocalToolSource, Workspace, builtin_tools
+from governance.tools import HttpFetcher, LocalToolSource, Workspace, builtin_tools
 from harness._file_tree import FileTree
 
 if TYPE_CHECKING:
@@ -66,7 +66,9 @@ class SuiteCache:
         # Held open so `PRAGMA data_version` tells whether a scenario committed to it.
         self._db = sqlite3.connect(self.workspace.db_path, check_same_thread=False)
         self._db_version: int | None = None  # unknown: the first reset restores
-        self._builtin = builtin_tools(self.workspace.root)
+        # No scenario may depend on the outside world: `http.get` never asks DNS here, so a
+        # name resolves to nothing (refused as unresolvable); IP literals are judged as ever.
+        self._builtin = builtin_tools(self.workspace.root, http=HttpFetcher(resolver=_no_dns))
         self._builtin_registry: ToolRegistry | None = None
         self._root = root
         self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
@@ -261,3 +263,7 @@ def _stop_all(sources: Sequence[McpToolSource]) -> None:
     finally:
         for closer in closers:
             closer.join()
+
+
+def _no_dns(host: str, port: int) -> list[str]:
+    raise OSError(f"scenarios never resolve names ({host})")

@@ -32,6 +32,7 @@ from governance.policy._rules import (
     RegexCheck,
     Rule,
     SqlReadOnlyCheck,
+    UrlHostCheck,
 )
 from governance.screening._output_secrets import OutputPolicy
 
@@ -80,6 +81,8 @@ def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition
         check = BoundsCheck(model.min, model.max)
     elif model.sql_read_only:
         check = SqlReadOnlyCheck()
+    elif model.url_host is not None:
+        check = UrlHostCheck(tuple(model.url_host))
     else:  # the model already refuses a condition without a check
         raise ValueError(f"condition on {model.arg!r} has no check")
     return Condition(arg=model.arg, check=check, negate=model.negate, restrictive=restrictive)

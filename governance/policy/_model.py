@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from governance.arguments._paths import canonical_or_none
+from governance.arguments._urls import normal_host_pattern
 from governance.config._schema_files import render_json, schema_document, write_atomic
 from governance.core._contracts import ActionType, Effect, Impact, Risk
 from governance.screening._output_secrets import OutputsModel
@@ -39,7 +40,9 @@ CountedImpact = Literal["write", "destructive", "unknown"]
 BUDGET_COUNTABLE: tuple[CountedImpact, ...] = ("write", "destructive", "unknown")
 MAX_BUDGET_LIMIT = 1_000_000_000
 MAX_BUDGET_WINDOW_SECONDS = 100 * 366 * 86_400  # a century: "for ever" without overflow
-CHECK_KINDS = ("path_prefix", "regex", "enum", "max_length", "min/max", "sql_read_only")
+CHECK_KINDS = (
+    "path_prefix", "regex", "enum", "max_length", "min/max", "sql_read_only", "url_host"
+)
 _CHECK_KIND = {
     "path_prefix": "path_prefix",
     "regex": "regex",
@@ -48,6 +51,7 @@ _CHECK_KIND = {
     "min": "min/max",
     "max": "min/max",
     "sql_read_only": "sql_read_only",
+    "url_host": "url_host",
 }
 
 
@@ -152,6 +156,14 @@ class ConditionModel(_Model):
     sql_read_only: Literal[True] | None = Field(
         None, description="Passes only one SELECT (or WITH ... SELECT) statement."
     )
+    url_host: Annotated[list[str], Field(min_length=1)] | None = Field(
+        None,
+        description=(
+            "Passes when the argument is an http(s) URL whose host, read the way http.get "
+            "reads it, is one of these: 'docs.example.com', '*.example.com' (names below it) "
+            "or an IP address."
+        ),
+    )
 
     @field_validator("path_prefix")
     @classmethod
@@ -166,6 +178,11 @@ class ConditionModel(_Model):
                 "nothing"
             )
         return value
+
+    @field_validator("url_host")
+    @classmethod
+    def _valid_hosts(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [normal_host_pattern(p) for p in value]
 
     @field_validator("regex")
     @classmethod

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal, Protocol, TypeGuard
 
 from governance.arguments._paths import is_canonical
+from governance.arguments._urls import UrlRefused, host_matches, parse_http_url
 from governance.core._contracts import (
     ActionType,
     Effect,
@@ -227,6 +228,23 @@ class SqlReadOnlyCheck:
 
     def describe(self) -> str:
         return "read-only SQL"
+
+
+@dataclass(frozen=True, slots=True)
+class UrlHostCheck:
+    patterns: tuple[str, ...]  # as normal_host_pattern gives them
+
+    def test(self, value: object, *, negate: bool) -> bool:
+        # The URL is read by the very parser http.get uses, so the host judged here is the
+        # host fetched; a URL it refuses cannot be judged and fails negated or not.
+        try:
+            url = parse_http_url(value)
+        except UrlRefused:
+            return False
+        return host_matches(url.host, self.patterns) != negate
+
+    def describe(self) -> str:
+        return "URL host in [" + ", ".join(self.patterns) + "]"
 
 
 @dataclass(frozen=True, slots=True)

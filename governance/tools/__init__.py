@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from governance.tools._business import business_tools
 from governance.tools._fs import SEED_FILES, Sandbox, fs_tools
+from governance.tools._http_fetch import HttpFetcher
 from governance.tools._local import LocalTool, LocalToolSource, ToolExecutionError, local_tool
 from governance.tools._readonly_sql import run_read_only_query
 from governance.tools._registry import ToolRegistry
@@ -22,6 +23,7 @@ from governance.tools._workspace import (
 )
 
 __all__ = [
+    "HttpFetcher",
     "LocalTool",
     "LocalToolSource",
     "SEED_FILES",

@@ -11,6 +11,8 @@ from typing import Any
 
 from governance.tools._business import TABLES, business_tools, create_database, table_rows
 from governance.tools._fs import Sandbox, fs_tools, seed_files
+from governance.tools._http_fetch import HttpFetcher
+from governance.tools._http_tool import http_tools
 from governance.tools._local import LocalToolSource
 from governance.tools._registry import ToolRegistry
 
@@ -47,13 +49,16 @@ class Workspace:
         return self
 
 
-def builtin_tools(workspace: Path | str) -> LocalToolSource:
-    """The eleven demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace."""
-    return _tools_over(Workspace(Path(workspace)).ensure())
+def builtin_tools(workspace: Path | str, *, http: HttpFetcher | None = None) -> LocalToolSource:
+    """The demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace, and
+    `http.get` over `http` (by default: public addresses only, system DNS)."""
+    return _tools_over(Workspace(Path(workspace)).ensure(), http)
 
 
-def _tools_over(ws: Workspace) -> LocalToolSource:
-    return LocalToolSource([*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path)])
+def _tools_over(ws: Workspace, http: HttpFetcher | None = None) -> LocalToolSource:
+    return LocalToolSource(
+        [*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path), *http_tools(http)]
+    )
 
 
 def builtin_registry() -> ToolRegistry:

@@ -51,8 +51,9 @@ FOLDER_API = {
         StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
         write_checkpoint""",
-    "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
-        Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
+    "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
+        ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
+        fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
     "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
         StartedProcess load_mcp_config load_pins locked_sources neutralise_description

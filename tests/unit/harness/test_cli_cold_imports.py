@@ -52,6 +52,8 @@ HEAVY_MODULES = {
     "governance.stores._approvals",
     "governance.stores._budgets",
     "governance.mcp._client",
+    "governance.tools._http_wire",
+    "governance.tools._http_text",
     "governance._mcp_server",
     "governance.mcp._config",
     "stubs.openai_stub",

@@ -23,6 +23,7 @@ FACTS: dict[str, tuple[str, str, bool, bool, bool]] = {
     "fs.read": ("read", "low", True, False, True),
     "fs.search": ("read", "low", True, False, True),
     "fs.write": ("write", "medium", True, False, False),
+    "http.get": ("read", "medium", True, False, True),
     "orders.lookup": ("read", "low", True, False, True),
     "refunds.create_draft": ("write", "medium", True, False, False),
     "tickets.create": ("write", "low", True, False, False),
@@ -37,6 +38,7 @@ ARGUMENTS: dict[str, tuple[list[str], list[str]]] = {  # name: (all properties, 
     "fs.read": (["path"], ["path"]),
     "fs.search": (["path", "query"], ["query"]),
     "fs.write": (["content", "path"], ["content", "path"]),
+    "http.get": (["url"], ["url"]),
     "orders.lookup": (["order_id"], ["order_id"]),
     "refunds.create_draft": (["amount", "order_id", "reason"], ["amount", "order_id", "reason"]),
     "tickets.create": (["body", "priority", "title"], ["body", "title"]),
@@ -100,7 +102,7 @@ def test_every_schema_forbids_extra_fields_and_describes_each_argument(
 def test_the_builtin_source_registers_and_its_digest_is_stable(tmp_path: Path) -> None:
     one = ToolRegistry([builtin_tools(tmp_path / "a")])
     two = ToolRegistry([builtin_tools(tmp_path / "b")])
-    assert len(one) == 11
+    assert len(one) == 12
     assert one.digest == two.digest
 
 
