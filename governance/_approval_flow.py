@@ -341,7 +341,11 @@ class ApprovalFlow:
             self._steps.settle(reservation, "released")
             self._refused(call, approval_id, "used")
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
-        self._steps.record(call, "approval.consumed", {"approval_id": approval_id})
+        try:
+            self._steps.record(call, "approval.consumed", {"approval_id": approval_id})
+        except BaseException:
+            self._steps.settle(reservation, "released")  # nothing was dispatched
+            raise
         result = self._steps.execute(execute, decision, reservation, policy, attempt)
         if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
             self._agreed(approval_id, "execution")

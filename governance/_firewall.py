@@ -54,7 +54,12 @@ from governance.screening._injection import findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
-from governance.stores._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
+from governance.stores._budgets import (
+    BudgetDenial,
+    BudgetReservation,
+    BudgetStoreError,
+    SettleOutcome,
+)
 from governance.tools._registry import ToolRegistry
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
@@ -99,8 +104,42 @@ RUN_EVENTS = (
 # approval event) or when the call returns: all of them come before any tool runs.
 _BATCHED = frozenset({"tool.requested", "call.rejected", "policy.decided", "budget.denied"})
 
-# Failures after which the side effect may have landed: the budget slot stays counted.
-_UNKNOWN_EFFECT_REASONS = frozenset({"timeout", "tool_error", "connection_lost"})
+# After dispatch, a failure is an unknown effect (`timeout`, `tool_error`, `connection_lost`,
+# `cancelled`, `outcome_unknown`, and any reason a source invents): the side effect may have
+# landed, so the budget slot stays counted and the audit says `effect: unknown`.
+# Failures a source reports before it touched anything: the slot is released. The sources'
+# own refusals (nothing dispatched) and the built-in tools' refusals, each raised before any
+# change (see governance.tools). A reason missing here can only over-count, never under-count.
+_NO_EFFECT_REASONS = frozenset(
+    {
+        # sources: the call never left Proctor
+        "unknown_tool",
+        "invalid_arguments",
+        "tool_definition_changed",
+        "server_unavailable",
+        # built-in tools: checked, refused, nothing changed
+        "not_found",
+        "exists",
+        "invalid_move",
+        "invalid_path",
+        "path_escapes_sandbox",
+        "not_a_directory",
+        "not_a_file",
+        "is_a_directory",
+        "symlink_refused",
+        "hardlink_refused",
+        "amount_exceeds_total",
+    }
+)
+
+
+def effect_of(result: ToolResult) -> SettleOutcome:
+    """What became of a dispatched call, for its budget slot: `executed`, `unknown` (it may have
+    landed: counted) or `released` (refused before any effect). Fails closed: a reason that is
+    not a known pre-effect refusal counts as unknown."""
+    if result.outcome == "executed":
+        return "executed"
+    return "released" if result.reason in _NO_EFFECT_REASONS else "unknown"
 
 
 class PolicySource(Protocol):
@@ -505,6 +544,12 @@ class Firewall:
                 error=f"{type(exc).__name__}: {exc}",
                 reason="tool_error",
             )
+        except BaseException as exc:  # cancelled or interrupted mid-call: it may have landed
+            self._interrupted(call, reservation, exc)
+            raise
+        # Settled before anything else can fail: what the tool did is decided by now.
+        effect = effect_of(result)
+        self._settle(reservation, effect)
         # Tool text is untrusted: its secrets are screened before anything else sees it.
         outputs = policy.outputs if policy is not None else OutputPolicy()
         result, secrets = screen_secrets(result, outputs)
@@ -514,14 +559,8 @@ class Firewall:
         injected = findings(untrusted_text(result))
         if injected:
             result = replace(result, findings=injected)
-        if result.outcome == "executed":
-            self._settle(reservation, "executed")
-        elif result.reason in _UNKNOWN_EFFECT_REASONS:
-            self._settle(reservation, "unknown")  # the effect may have landed: keep counting
-        else:
-            self._settle(reservation, "released")  # refused before any effect
         try:
-            self._record_outcome(call, result, secrets)
+            self._record_outcome(call, result, secrets, effect)
         except AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
@@ -536,8 +575,30 @@ class Firewall:
             raise ValueError(f"{kind!r} is not a run event; use one of {', '.join(RUN_EVENTS)}")
         self._audit.append(run_id, kind, data)  # observers follow calls, not runs
 
+    def _interrupted(
+        self, call: ToolCall, reservation: BudgetReservation | None, exc: BaseException
+    ) -> None:
+        """A cancellation (task cancelled, Ctrl-C) while the tool ran: the slot stays counted and
+        the outcome is recorded as unknown, if it can be, before the interruption goes on."""
+        self._settle(reservation, "unknown")
+        stopped = ToolResult(
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="failed",
+            error=f"interrupted while the tool ran ({type(exc).__name__}); it may have run",
+            reason="cancelled",
+        )
+        try:
+            self._record_outcome(call, stopped, None, "unknown")
+        except Exception:
+            pass  # the interruption wins; the missing outcome reads as in doubt on the chain
+
     def _record_outcome(
-        self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
+        self,
+        call: ToolCall,
+        result: ToolResult,
+        secrets: Mapping[str, Any] | None = None,
+        effect: SettleOutcome = "unknown",
     ) -> None:
         """The outcome, and what the output screen found in it, in one write (one commit)."""
         # Named `redaction`: the audit log masks the value of any key that says "secret".
@@ -552,7 +613,9 @@ class Firewall:
             }
             events = [("execution.completed", data)]
         else:
-            failed = {"reason": result.reason, "error": result.error, **found}
+            # `effect`: unknown (it may have landed; its budget slot stays counted) or none.
+            shown = "none" if effect == "released" else "unknown"
+            failed = {"reason": result.reason, "error": result.error, "effect": shown, **found}
             events = [("execution.failed", failed)]
         if result.findings:
             flagged = {"stage": "tool_output", "findings": list(result.findings)}
