@@ -86,6 +86,8 @@ APPROVAL_EVENTS = (
     "approval.refused",
     "approval.revoked",
     "approval.consumed",
+    "approval.cancelled",
+    "approval.expired",
 )
 
 # What the agent loop records about a run (not about one call), through `record_run_event`.
@@ -197,7 +199,10 @@ class Firewall:
         approvals: ApprovalBackend | None = None,
         budgets: BudgetBackend | None = None,
         evidence: bool = False,
+        waiter: str | None = None,
     ) -> None:
+        """`waiter`: the process token of the caller that waits in this process for the
+        decisions on the calls it holds (see ApprovalFlow); None holds them detached."""
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
         self._registry = registry
@@ -212,7 +217,7 @@ class Firewall:
         # policy coverage is measured from); without, the indexed fast path decides.
         self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
-        self._flow = ApprovalFlow(_Steps(self), approvals)
+        self._flow = ApprovalFlow(_Steps(self), approvals, waiter=waiter)
 
     @property
     def registry(self) -> ToolRegistry:
@@ -425,6 +430,11 @@ class Firewall:
 
     def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
         return self._flow.reject(approval_id, reviewer, comment=comment)
+
+    def withdraw(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
+        """Cancel a pending request its caller stopped waiting for (ApprovalConflict if it was
+        decided meanwhile); audited as `approval.cancelled`."""
+        return self._flow.withdraw(approval_id, by=by, reason=reason)
 
     def resume_held(
         self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
