@@ -91,11 +91,21 @@ class CallSteps(Protocol):
 
 
 class ApprovalFlow:
-    """The approval side of the firewall: hold, approve, reject, resume."""
+    """The approval side of the firewall: hold, approve, reject, resume.
 
-    def __init__(self, steps: CallSteps, approvals: ApprovalBackend | None) -> None:
+    Held calls are detached by default: the request outlives the process that held it, and
+    whoever has the run (`proctor approvals resume`, an MCP client) resumes it once decided. A
+    `waiter` (a process token) marks them as awaited by a caller blocking in that process for
+    the decision (`proctor ask --wait`): that caller alone can resume them, so when its process
+    dies, the next gateway's start-up reconciliation expires them (`approval.expired`).
+    """
+
+    def __init__(
+        self, steps: CallSteps, approvals: ApprovalBackend | None, *, waiter: str | None = None
+    ) -> None:
         self._steps = steps
         self._approvals = approvals
+        self._waiter = waiter
 
     def hold(
         self, call: ToolCall, descriptor: ToolDescriptor | None, decision: Decision
@@ -120,6 +130,7 @@ class ApprovalFlow:
                 reason=decision.reason,
                 risk=descriptor.risk if descriptor else "critical",
                 awaiting="approval.required",
+                waiter=self._waiter,
             )
         except Exception as exc:  # ApprovalStoreError, or a store failing in any other way
             # Nowhere to park the call, so nobody can approve it: fail closed.
@@ -204,6 +215,17 @@ class ApprovalFlow:
         )
         self._agreed(approval_id, "approval.rejected")
         return rejected
+
+    def withdraw(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
+        """Cancel a pending request (the conditional update; ApprovalConflict when a reviewer or
+        the expiry got there first), then put `approval.cancelled` on its run's chain."""
+        cancelled = self._require_approvals().cancel(approval_id, by=by, reason=reason)
+        self._record_for(
+            cancelled,
+            "approval.cancelled",
+            {"approval_id": approval_id, "by": by, "reason": reason},
+        )
+        return cancelled
 
     def _check_edit(self, request: ApprovalRequest, arguments: object) -> dict[str, Any]:
         """The edited arguments in the form that will execute, or EditRefused."""
@@ -341,7 +363,11 @@ class ApprovalFlow:
             self._steps.settle(reservation, "released")
             self._refused(call, approval_id, "used")
             return self._approval_refusal(call, approval_id, "approval_already_used", None)
-        self._steps.record(call, "approval.consumed", {"approval_id": approval_id})
+        try:
+            self._steps.record(call, "approval.consumed", {"approval_id": approval_id})
+        except BaseException:
+            self._steps.settle(reservation, "released")  # nothing was dispatched
+            raise
         result = self._steps.execute(execute, decision, reservation, policy, attempt)
         if result.reason != "audit_incomplete":  # else the outcome is missing: stays in doubt
             self._agreed(approval_id, "execution")

@@ -54,7 +54,12 @@ from governance.screening._injection import findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
-from governance.stores._budgets import BudgetDenial, BudgetReservation, BudgetStoreError
+from governance.stores._budgets import (
+    BudgetDenial,
+    BudgetReservation,
+    BudgetStoreError,
+    SettleOutcome,
+)
 from governance.tools._registry import ToolRegistry
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
@@ -81,6 +86,8 @@ APPROVAL_EVENTS = (
     "approval.refused",
     "approval.revoked",
     "approval.consumed",
+    "approval.cancelled",
+    "approval.expired",
 )
 
 # What the agent loop records about a run (not about one call), through `record_run_event`.
@@ -99,8 +106,42 @@ RUN_EVENTS = (
 # approval event) or when the call returns: all of them come before any tool runs.
 _BATCHED = frozenset({"tool.requested", "call.rejected", "policy.decided", "budget.denied"})
 
-# Failures after which the side effect may have landed: the budget slot stays counted.
-_UNKNOWN_EFFECT_REASONS = frozenset({"timeout", "tool_error", "connection_lost"})
+# After dispatch, a failure is an unknown effect (`timeout`, `tool_error`, `connection_lost`,
+# `cancelled`, `outcome_unknown`, and any reason a source invents): the side effect may have
+# landed, so the budget slot stays counted and the audit says `effect: unknown`.
+# Failures a source reports before it touched anything: the slot is released. The sources'
+# own refusals (nothing dispatched) and the built-in tools' refusals, each raised before any
+# change (see governance.tools). A reason missing here can only over-count, never under-count.
+_NO_EFFECT_REASONS = frozenset(
+    {
+        # sources: the call never left Proctor
+        "unknown_tool",
+        "invalid_arguments",
+        "tool_definition_changed",
+        "server_unavailable",
+        # built-in tools: checked, refused, nothing changed
+        "not_found",
+        "exists",
+        "invalid_move",
+        "invalid_path",
+        "path_escapes_sandbox",
+        "not_a_directory",
+        "not_a_file",
+        "is_a_directory",
+        "symlink_refused",
+        "hardlink_refused",
+        "amount_exceeds_total",
+    }
+)
+
+
+def effect_of(result: ToolResult) -> SettleOutcome:
+    """What became of a dispatched call, for its budget slot: `executed`, `unknown` (it may have
+    landed: counted) or `released` (refused before any effect). Fails closed: a reason that is
+    not a known pre-effect refusal counts as unknown."""
+    if result.outcome == "executed":
+        return "executed"
+    return "released" if result.reason in _NO_EFFECT_REASONS else "unknown"
 
 
 class PolicySource(Protocol):
@@ -158,7 +199,10 @@ class Firewall:
         approvals: ApprovalBackend | None = None,
         budgets: BudgetBackend | None = None,
         evidence: bool = False,
+        waiter: str | None = None,
     ) -> None:
+        """`waiter`: the process token of the caller that waits in this process for the
+        decisions on the calls it holds (see ApprovalFlow); None holds them detached."""
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
         self._registry = registry
@@ -173,7 +217,7 @@ class Firewall:
         # policy coverage is measured from); without, the indexed fast path decides.
         self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
-        self._flow = ApprovalFlow(_Steps(self), approvals)
+        self._flow = ApprovalFlow(_Steps(self), approvals, waiter=waiter)
 
     @property
     def registry(self) -> ToolRegistry:
@@ -387,6 +431,11 @@ class Firewall:
     def reject(self, approval_id: str, reviewer: str, *, comment: str) -> ApprovalRequest:
         return self._flow.reject(approval_id, reviewer, comment=comment)
 
+    def withdraw(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
+        """Cancel a pending request its caller stopped waiting for (ApprovalConflict if it was
+        decided meanwhile); audited as `approval.cancelled`."""
+        return self._flow.withdraw(approval_id, by=by, reason=reason)
+
     def resume_held(
         self, approval_id: str, call: ToolCall, *, usage: RunUsage | None = None
     ) -> ToolResult:
@@ -505,6 +554,12 @@ class Firewall:
                 error=f"{type(exc).__name__}: {exc}",
                 reason="tool_error",
             )
+        except BaseException as exc:  # cancelled or interrupted mid-call: it may have landed
+            self._interrupted(call, reservation, exc)
+            raise
+        # Settled before anything else can fail: what the tool did is decided by now.
+        effect = effect_of(result)
+        self._settle(reservation, effect)
         # Tool text is untrusted: its secrets are screened before anything else sees it.
         outputs = policy.outputs if policy is not None else OutputPolicy()
         result, secrets = screen_secrets(result, outputs)
@@ -514,14 +569,8 @@ class Firewall:
         injected = findings(untrusted_text(result))
         if injected:
             result = replace(result, findings=injected)
-        if result.outcome == "executed":
-            self._settle(reservation, "executed")
-        elif result.reason in _UNKNOWN_EFFECT_REASONS:
-            self._settle(reservation, "unknown")  # the effect may have landed: keep counting
-        else:
-            self._settle(reservation, "released")  # refused before any effect
         try:
-            self._record_outcome(call, result, secrets)
+            self._record_outcome(call, result, secrets, effect)
         except AuditFailed as exc:
             # The tool ran: never report it as "not executed" (the agent might retry it).
             note = f"executed, but the audit log could not record the outcome ({exc})"
@@ -536,8 +585,30 @@ class Firewall:
             raise ValueError(f"{kind!r} is not a run event; use one of {', '.join(RUN_EVENTS)}")
         self._audit.append(run_id, kind, data)  # observers follow calls, not runs
 
+    def _interrupted(
+        self, call: ToolCall, reservation: BudgetReservation | None, exc: BaseException
+    ) -> None:
+        """A cancellation (task cancelled, Ctrl-C) while the tool ran: the slot stays counted and
+        the outcome is recorded as unknown, if it can be, before the interruption goes on."""
+        self._settle(reservation, "unknown")
+        stopped = ToolResult(
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="failed",
+            error=f"interrupted while the tool ran ({type(exc).__name__}); it may have run",
+            reason="cancelled",
+        )
+        try:
+            self._record_outcome(call, stopped, None, "unknown")
+        except Exception:
+            pass  # the interruption wins; the missing outcome reads as in doubt on the chain
+
     def _record_outcome(
-        self, call: ToolCall, result: ToolResult, secrets: Mapping[str, Any] | None = None
+        self,
+        call: ToolCall,
+        result: ToolResult,
+        secrets: Mapping[str, Any] | None = None,
+        effect: SettleOutcome = "unknown",
     ) -> None:
         """The outcome, and what the output screen found in it, in one write (one commit)."""
         # Named `redaction`: the audit log masks the value of any key that says "secret".
@@ -552,7 +623,9 @@ class Firewall:
             }
             events = [("execution.completed", data)]
         else:
-            failed = {"reason": result.reason, "error": result.error, **found}
+            # `effect`: unknown (it may have landed; its budget slot stays counted) or none.
+            shown = "none" if effect == "released" else "unknown"
+            failed = {"reason": result.reason, "error": result.error, "effect": shown, **found}
             events = [("execution.failed", failed)]
         if result.findings:
             flagged = {"stage": "tool_output", "findings": list(result.findings)}

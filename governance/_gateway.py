@@ -19,18 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from governance._firewall import DEFAULT_MAX_RESULT_CHARS, Firewall, PolicySource, StaticPolicy
 from governance.core._clock import Clock, SystemClock
 from governance.core._closing import Closing
 from governance.core._contracts import ToolSource
+from governance.core._errors import GovernanceError
+from governance.core._process_token import current_process_token
 from governance.mcp._config import load_mcp_config
 from governance.mcp._pins import load_pins
 from governance.policy._compile import Policy
 from governance.policy._load import PolicyFile
 from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
-from governance.stores._approvals import ApprovalStore
+from governance.stores._approvals import RESTARTED_REASON, ApprovalStore
 from governance.stores._audit import AuditLog
 from governance.stores._audit_memory import MemoryAuditLog
 from governance.stores._backends import (
@@ -53,6 +55,9 @@ if TYPE_CHECKING:
     from governance.mcp._mapping import McpToolDefinition
 
 DEFAULT_STATE_DIR = Path(".proctor")
+# Who resumes a held call: `detached` (default) - whoever holds the run, even after a restart;
+# `awaited` - a caller blocking in this process for the decision (`proctor ask --wait`).
+HeldCalls = Literal["detached", "awaited"]
 
 
 class Gateway(Closing):
@@ -61,6 +66,11 @@ class Gateway(Closing):
     With `mcp_config`, the MCP servers it names are started and their tools registered beside
     the local ones (pins from `<config stem>.lock.json`); a server that fails to start is
     skipped and reported in `mcp_sources[i].status`. `close()` stops them.
+
+    `held_calls`: `detached` (default) parks a held call so that it survives restarts: a
+    reviewer can still decide it and the run resumes later. `awaited` registers this process as
+    the call's waiter: if the process dies before the decision, the next gateway on the same
+    stores expires the request at start-up ("process restarted") and audits `approval.expired`.
     """
 
     def __init__(
@@ -81,11 +91,14 @@ class Gateway(Closing):
         evidence: bool = False,
         registry: ToolRegistry | None = None,
         checkpoint: CheckpointSchedule | None = None,
+        held_calls: HeldCalls = "detached",
     ) -> None:
         """`registry`, when given, is the whole tool surface, already built (a suite's scenarios
         share one, with its digest): then no `sources`, `builtin` or `mcp_config`."""
         if registry is not None and (sources or builtin or mcp_config is not None):
             raise ValueError("a gateway given a registry takes no other tool source")
+        if held_calls not in ("detached", "awaited"):
+            raise ValueError(f"held_calls must be 'detached' or 'awaited', not {held_calls!r}")
         self.state_dir = state_dir
         self.clock = clock or SystemClock()
         # A bad store URL or durability refuses to start, before anything is created.
@@ -122,6 +135,7 @@ class Gateway(Closing):
         self.in_doubt: list[InDoubt] = []
         if self.store.kind != "memory":
             self.reconciled = self.approvals.reconcile()
+            self._audit_expired(self.reconciled)
             self.in_doubt = reconcile_with_audit(self.approvals, self.audit)
         all_sources: list[ToolSource] = [builtin_tools(self.workspace)] if builtin else []
         all_sources.extend(sources)
@@ -144,7 +158,29 @@ class Gateway(Closing):
             budgets=self.budgets,
             max_result_chars=max_result_chars,
             evidence=evidence,
+            waiter=current_process_token() if held_calls == "awaited" else None,
         )
+
+    def _audit_expired(self, approval_ids: Sequence[str]) -> None:
+        """Put each request reconciliation expired on its run's chain: its waiter died, so
+        nobody can resume it, and nothing of it was executed."""
+        for approval_id in approval_ids:
+            try:
+                request = self.approvals.get(approval_id)
+                self.audit.append(
+                    request.run_id,
+                    "approval.expired",
+                    {
+                        "call_id": request.call_id,
+                        "tool": request.tool,
+                        "approval_id": approval_id,
+                        "reason": request.status_reason or RESTARTED_REASON,
+                        "waiter": request.waiter,
+                    },
+                )
+            except GovernanceError:
+                # Expired either way (the safe direction); the store row keeps the reason.
+                continue
 
     def _open_stores(self, ttl: float, key_from_env: bool) -> None:
         """The three stores on the chosen backend; a half-opened set is closed again."""

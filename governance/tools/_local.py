@@ -20,7 +20,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class ToolExecutionError(GovernanceError):
-    """A tool refused or failed on purpose; `reason` is a stable code (`not_found`, ...)."""
+    """A tool refused or failed on purpose; `reason` is a stable code (`not_found`, ...).
+
+    The firewall releases a budget slot only for the refusals it knows come before any effect
+    (governance._firewall._NO_EFFECT_REASONS); any other reason keeps the slot counted."""
 
     def __init__(self, reason: str, message: str) -> None:
         self.reason = reason

@@ -14,6 +14,7 @@ from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
 from harness._run_store import ProviderSpec, RunStore, StoredRun
+from harness._waiting import wait_for_reviews
 from harness.cli._options import gateway_options, open_gateway
 from harness.cli._single_run import SCRIPT, build_provider, print_run
 
@@ -70,6 +71,15 @@ def _load_script(path: Path) -> list[object]:
 @click.option("--agent", default="cli-agent", show_default=True)
 @click.option("--team", default="cli", show_default=True)
 @click.option("--run-id", default=None, help="Default: run-<random>.")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0, min_open=True, max=86_400),
+    default=None,
+    help="Wait up to SECONDS here for a reviewer to decide each held call, then continue the "
+    "run; an undecided call is withdrawn. If this process dies while waiting, the request "
+    "expires at the next start. Without it, a held call waits for `proctor approvals resume`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 def ask(
     state_dir: Path,
@@ -84,6 +94,7 @@ def ask(
     agent: str,
     team: str,
     run_id: str | None,
+    wait_seconds: float | None,
     as_json: bool,
 ) -> int:
     """Run REQUEST through the governed agent loop once and store the run.
@@ -107,9 +118,20 @@ def ask(
     except HarnessError as exc:
         click.echo(f"error: {exc}", err=True)
         return codes.SKIPPED if live else codes.USAGE
-    with open_gateway(state_dir, policy_path) as gateway:
+    awaited = wait_seconds is not None
+    with open_gateway(
+        state_dir, policy_path, held_calls="awaited" if awaited else "detached"
+    ) as gateway:
         loop = AgentLoop(provider, gateway.firewall, max_steps=max_steps)
         state = loop.start(request, run_id=run_id, principal=Principal(actor, agent, team))
+        if wait_seconds is not None and state.held is not None:
+            click.echo(
+                f"{state.held.approval_id} is held; waiting up to {wait_seconds:g}s for "
+                f"`proctor approvals approve {state.held.approval_id} --reviewer NAME`",
+                err=True,
+            )
+            approvals, firewall = gateway.approvals, gateway.firewall
+            state = wait_for_reviews(loop, state, approvals, firewall, wait_seconds)
     store.save(StoredRun(provider=spec, max_steps=max_steps, state=state))
     print_run(state, as_json=as_json)
     return codes.OK if state.status in ("completed", "waiting_approval") else codes.CHECK_FAILED

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
@@ -65,9 +65,14 @@ def gateway_options(func: F) -> F:
 
 
 def open_gateway(
-    state_dir: Path, policy_path: Path | None, mcp_config: Path | None = None
+    state_dir: Path,
+    policy_path: Path | None,
+    mcp_config: Path | None = None,
+    *,
+    held_calls: Literal["detached", "awaited"] = "detached",
 ) -> Gateway:
-    """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config."""
+    """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config.
+    `held_calls="awaited"` when this process itself waits for the decisions (`ask --wait`)."""
     if mcp_config is None:
         ctx = click.get_current_context(silent=True)
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
@@ -83,6 +88,7 @@ def open_gateway(
         policy_path=policy_path or shipped_policy_path(),
         mcp_config=mcp_config,
         checkpoint=checkpoint,
+        held_calls=held_calls,
     )
 
 
