@@ -11,6 +11,7 @@ from typing import Any
 
 from governance.tools._business import TABLES, business_tools, create_database, table_rows
 from governance.tools._fs import Sandbox, fs_tools, seed_files
+from governance.tools._kb import kb_tools
 from governance.tools._local import LocalToolSource
 from governance.tools._registry import ToolRegistry
 
@@ -48,12 +49,13 @@ class Workspace:
 
 
 def builtin_tools(workspace: Path | str) -> LocalToolSource:
-    """The eleven demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace."""
+    """The demo tools (fs, kb, orders, refunds, tickets, email, db) over a seeded workspace."""
     return _tools_over(Workspace(Path(workspace)).ensure())
 
 
 def _tools_over(ws: Workspace) -> LocalToolSource:
-    return LocalToolSource([*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path)])
+    sandbox = Sandbox(ws.files_dir)
+    return LocalToolSource([*fs_tools(sandbox), *kb_tools(sandbox), *business_tools(ws.db_path)])
 
 
 def builtin_registry() -> ToolRegistry:
