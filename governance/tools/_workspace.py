@@ -13,6 +13,7 @@ from governance.tools._business import TABLES, business_tools, create_database, 
 from governance.tools._fs import Sandbox, fs_tools, seed_files
 from governance.tools._http_fetch import HttpFetcher
 from governance.tools._http_tool import http_tools
+from governance.tools._kb import kb_tools
 from governance.tools._local import LocalToolSource
 from governance.tools._registry import ToolRegistry
 
@@ -50,14 +51,15 @@ class Workspace:
 
 
 def builtin_tools(workspace: Path | str, *, http: HttpFetcher | None = None) -> LocalToolSource:
-    """The demo tools (fs, orders, refunds, tickets, email, db) over a seeded workspace, and
+    """The demo tools (fs, kb, orders, refunds, tickets, email, db) over a seeded workspace, and
     `http.get` over `http` (by default: public addresses only, system DNS)."""
     return _tools_over(Workspace(Path(workspace)).ensure(), http)
 
 
 def _tools_over(ws: Workspace, http: HttpFetcher | None = None) -> LocalToolSource:
+    sandbox = Sandbox(ws.files_dir)
     return LocalToolSource(
-        [*fs_tools(Sandbox(ws.files_dir)), *business_tools(ws.db_path), *http_tools(http)]
+        [*fs_tools(sandbox), *kb_tools(sandbox), *business_tools(ws.db_path), *http_tools(http)]
     )
 
 

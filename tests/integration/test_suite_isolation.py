@@ -48,10 +48,13 @@ READER = """\
     policy: policy.yaml
     script:
       - calls:
-          - {{tool: fs.search, args: {{query: "e", path: "."}}}}
+          - {{tool: fs.list, args: {{path: "."}}}}
+          - {{tool: fs.search, args: {{query: "e", path: notes}}}}
           - {{tool: fs.read, args: {{path: reports/q3.md}}}}
           - {{tool: db.query, args: {{sql: "{counts}"}}}}
-      - answer: "files={{{{tool:fs.search}}}} q3={{{{tool:fs.read}}}} rows={{{{tool:db.query}}}}"
+      - answer: >-
+          top={{{{tool:fs.list}}}} notes={{{{tool:fs.search}}}} q3={{{{tool:fs.read}}}}
+          rows={{{{tool:db.query}}}}
     expect: {{status: completed}}
 """
 

@@ -36,6 +36,8 @@ HEAVY_PACKAGES = {
     "anyio",
     "jinja2",
     "dotenv",
+    "numpy",
+    "bm25s",
 }
 HEAVY_MODULES = {
     "harness.reports",
@@ -168,8 +170,10 @@ def test_a_replay_run_loads_neither_an_sdk_nor_the_trace_diff_library(tmp_path: 
     assert code == codes.OK
     sdks = {"openai", "mcp", "mcp_types", "httpx", "httpx2", "anyio", "uvicorn", "starlette"}
     assert sorted(m for m in modules if m.split(".")[0] in sdks) == []
-    # deepdiff (and numpy under it) only shows a drifted scenario's trace diff.
-    assert sorted(m for m in modules if m.split(".")[0] in {"deepdiff", "numpy"}) == []
+    # deepdiff (and numpy under it) only shows a drifted scenario's trace diff; bm25s (and
+    # numpy) only ranks a kb.search.
+    heavy = {"deepdiff", "numpy", "bm25s"}
+    assert sorted(m for m in modules if m.split(".")[0] in heavy) == []
 
 
 def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path: Path) -> None:
@@ -247,5 +251,3 @@ def test_the_spawn_probe_sees_a_check_that_starts_an_mcp_server(tmp_path: Path) 
     assert "mcp" in modules
     assert "proctor mcp pin --config" in stderr
     assert code in (codes.OK, codes.INVALID_SUITE)
-
-

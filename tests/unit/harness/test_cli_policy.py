@@ -60,7 +60,7 @@ def test_check_lists_the_rules_and_prints_ok_with_the_digest(policy_file: Path) 
 def test_check_accepts_the_shipped_policy() -> None:
     code, out, _ = _run("policy", "check", SHIPPED)
     assert code == codes.OK
-    assert "fs-no-delete" in out and "OK: 15 rules" in out
+    assert "fs-no-delete" in out and "OK: 16 rules" in out
 
 
 def test_a_bad_policy_exits_3_and_names_file_and_line_on_stderr(policy_file: Path) -> None:

@@ -24,6 +24,7 @@ FACTS: dict[str, tuple[str, str, bool, bool, bool]] = {
     "fs.search": ("read", "low", True, False, True),
     "fs.write": ("write", "medium", True, False, False),
     "http.get": ("read", "medium", True, False, True),
+    "kb.search": ("read", "low", True, False, True),
     "orders.lookup": ("read", "low", True, False, True),
     "refunds.create_draft": ("write", "medium", True, False, False),
     "tickets.create": ("write", "low", True, False, False),
@@ -39,6 +40,7 @@ ARGUMENTS: dict[str, tuple[list[str], list[str]]] = {  # name: (all properties, 
     "fs.search": (["path", "query"], ["query"]),
     "fs.write": (["content", "path"], ["content", "path"]),
     "http.get": (["url"], ["url"]),
+    "kb.search": (["query", "top_k"], ["query"]),
     "orders.lookup": (["order_id"], ["order_id"]),
     "refunds.create_draft": (["amount", "order_id", "reason"], ["amount", "order_id", "reason"]),
     "tickets.create": (["body", "priority", "title"], ["body", "title"]),
@@ -102,7 +104,7 @@ def test_every_schema_forbids_extra_fields_and_describes_each_argument(
 def test_the_builtin_source_registers_and_its_digest_is_stable(tmp_path: Path) -> None:
     one = ToolRegistry([builtin_tools(tmp_path / "a")])
     two = ToolRegistry([builtin_tools(tmp_path / "b")])
-    assert len(one) == 12
+    assert len(one) == len(FACTS) == 13
     assert one.digest == two.digest
 
 
@@ -114,7 +116,7 @@ def test_schemas_are_plain_json(source: LocalToolSource) -> None:
 def test_fs_tools_run_through_the_source_with_observable_effects(
     source: LocalToolSource, ws: Path
 ) -> None:
-    assert run(source, "fs.list").output == "README.txt\nnotes/\nreports/\nsecrets/"
+    assert run(source, "fs.list").output == "README.txt\nkb/\nnotes/\nreports/\nsecrets/"
     assert run(source, "fs.read", path="reports/q3.md").output == SEED_FILES["reports/q3.md"]
     assert run(source, "fs.search", query="SUMMARY").output == (
         "notes/todo.txt:2: - Draft the Q3 summary for the team"
@@ -188,4 +190,3 @@ def test_the_descriptor_registry_is_built_without_seeding_a_workspace(
     registry = builtin_registry()
     assert registry.digest == seeded.digest
     assert sorted(d.name for d in registry.descriptors()) == sorted(FACTS)
-

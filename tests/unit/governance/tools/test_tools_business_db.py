@@ -80,6 +80,8 @@ def test_two_fresh_workspaces_are_identical(tmp_path: Path) -> None:
             "business.sqlite",
             "files",
             "files/README.txt",
+            "files/kb",
+            *sorted(f"files/{path}" for path in SEED_FILES if path.startswith("kb/")),
             "files/notes",
             "files/notes/todo.txt",
             "files/reports",

@@ -180,7 +180,7 @@ def test_the_final_open_uses_o_nofollow(
 def test_listing_shows_links_without_following_them(box: Sandbox, outside: Path) -> None:
     (box.root / "out").symlink_to(outside, target_is_directory=True)
     listing = box.list_dir(".").splitlines()
-    assert listing == ["README.txt", "notes/", "out@", "reports/", "secrets/"]
+    assert listing == ["README.txt", "kb/", "notes/", "out@", "reports/", "secrets/"]
 
 
 def test_search_does_not_follow_links(box: Sandbox, outside: Path) -> None:
@@ -211,7 +211,7 @@ def test_a_hardlinked_file_cannot_be_deleted_or_read(box: Sandbox, outside: Path
 
 
 def test_list_sorts_entries_and_marks_directories(box: Sandbox) -> None:
-    assert box.list_dir().splitlines() == ["README.txt", "notes/", "reports/", "secrets/"]
+    assert box.list_dir().splitlines() == ["README.txt", "kb/", "notes/", "reports/", "secrets/"]
     assert box.list_dir("reports") == "q3.md"
     (box.root / "empty").mkdir()
     assert box.list_dir("empty") == "empty: (empty)"
