@@ -31,7 +31,7 @@ def test_a_serial_run_unpacks_each_scenario_once(
         unpacked.append(scenario.id)
         return scenario
 
-    monkeypatch.setattr(scenario_load, "_unpack", unpack)
+    monkeypatch.setattr(scenario_load, "unpack_scenario", unpack)
     run_checked_suite(suite, provider=ProviderChoice(), run_id="r", trace_dir=tmp_path / "t")
     assert unpacked == list(suite.ids())
 
