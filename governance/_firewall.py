@@ -17,8 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from jsonschema import Draft202012Validator
-
 from governance._approval_flow import ApprovalFlow
 from governance._call_results import (
     Attempt,
@@ -28,8 +26,8 @@ from governance._call_results import (
     refusal,
     rejected,
 )
-from governance.arguments._schema_proof import Proof, valid_proof
-from governance.arguments._schemas import SchemaRefused, first_problem, local_validator
+from governance.arguments._schema_checks import SchemaChecks, schema_checks
+from governance.arguments._schemas import SchemaRefused, first_problem
 from governance.arguments._snapshot import (
     ArgumentRefused,
     PreparedArguments,
@@ -210,7 +208,7 @@ class Firewall:
         self._audit = audit
         self._max_result_chars = max_result_chars
         self._observers = list(observers)
-        self._validators: dict[str, tuple[Draft202012Validator, Proof | None]] = {}
+        self._validators: dict[str, SchemaChecks] = {}
         self._approvals = approvals
         self._budgets = budgets
         # With evidence, every decision carries which rules matched and were decisive (what
@@ -657,7 +655,7 @@ class Firewall:
         schema itself cannot be used (invalid, remote or dangling `$ref`, pathological)."""
         checks = self._validators.get(descriptor.name)
         if checks is None:
-            checks = self._validators[descriptor.name] = _schema_checks(descriptor)
+            checks = self._validators[descriptor.name] = schema_checks(descriptor)
         validator, proof = checks
         if proof is not None and proof(arguments):
             return None  # proven valid the way jsonschema reads the schema (see _schema_proof)
@@ -721,28 +719,6 @@ class Firewall:
 # One held or written event: the call it belongs to, its kind, its data, and the audit payload
 # (the data with the call's id and tool). Observers get a LifecycleEvent, built only for them.
 _Pending = tuple[ToolCall, str, Mapping[str, Any], Mapping[str, Any]]
-
-
-# A tool's validator and proof, per descriptor object. A suite builds a firewall per scenario
-# over the same built-in descriptors, and finding a validator (its schema's canonical text as
-# the key) cost more than the proven check itself. A descriptor is frozen and its schema is not
-# edited in place (an MCP listing builds new descriptors): the registry digest assumes the same.
-# The entry keeps the descriptor alive, so its id is never reused while it is remembered.
-_CHECKS: dict[int, tuple[ToolDescriptor, tuple[Draft202012Validator, Proof | None]]] = {}
-_CHECKS_MAX = 1024
-
-
-def _schema_checks(descriptor: ToolDescriptor) -> tuple[Draft202012Validator, Proof | None]:
-    """SchemaRefused when the descriptor's schema cannot be used (nothing is remembered)."""
-    entry = _CHECKS.get(id(descriptor))
-    if entry is not None and entry[0] is descriptor:
-        return entry[1]
-    validator = local_validator(descriptor.input_schema)
-    checks = (validator, valid_proof(validator))
-    if len(_CHECKS) >= _CHECKS_MAX:
-        _CHECKS.clear()
-    _CHECKS[id(descriptor)] = (descriptor, checks)
-    return checks
 
 
 class _Steps:

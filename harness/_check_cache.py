@@ -182,10 +182,15 @@ def _entry_items(entry: Any, key: str, file: Path, shown: str) -> list[LoadedSce
         if not (isinstance(line, int) and isinstance(id_line, int)):
             return None
         packed = base64.b64decode(stored["packed"], validate=True)
-        unpack_scenario(packed)  # raises ValidationError when it is not a scenario
+        scenario = unpack_scenario(packed)  # raises ValidationError when it is not a scenario
         items.append(
             LoadedScenario(
-                form=packed, path=file, line=line, lines={("id",): id_line}, display_path=shown
+                form=packed,
+                path=file,
+                line=line,
+                lines={("id",): id_line},
+                display_path=shown,
+                known_id=scenario.id,
             )
         )
     return items or None

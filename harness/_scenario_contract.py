@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from governance import ConfigError, Policy, SchemaRefused, ToolRegistry, local_validator
+from governance import ConfigError, Policy, SchemaRefused, ToolRegistry
+from governance.arguments import schema_checks
 from governance.config import Loc, format_loc
 from governance.screening import redact_text
 from harness._scenario import BlockExpectation, Scenario
@@ -284,9 +285,8 @@ def _check_arguments(
     descriptor = registry.get(tool)
     if descriptor is None:
         return
-    schema = dict(descriptor.input_schema)
-    try:  # local references only: checking a scenario never fetches anything
-        validator = local_validator(schema)
+    try:  # the firewall's own checks: local references only, nothing is ever fetched
+        validator, proof = schema_checks(descriptor)
     except SchemaRefused as exc:
         checker.add(
             loc,
@@ -295,6 +295,9 @@ def _check_arguments(
             f"cannot check the arguments of {tool!r}: {exc} ({exc.reason})",
         )
         return
+    if proof is not None and proof(args):
+        return  # valid the way jsonschema reads the schema: no violation to word
+    schema = descriptor.input_schema
 
     def bad(where: Loc, problem: str) -> None:
         checker.add((*loc, *where), tool, "invalid_arguments", f"{tool}: {problem}")

@@ -61,15 +61,25 @@ class LoadedScenario:
     line: int  # the line of the scenario's first key
     lines: Mapping[Loc, int] = field(repr=False, compare=False)  # loc relative to the scenario
     display_path: str = ""  # relative and `/`-separated, as traces show it (default: `path`)
+    # The scenario's id, kept beside a packed form: passes that need only the id (duplicate
+    # ids, the spill's keys, trace names) do not inflate and validate the whole model for it.
+    known_id: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.display_path:
             object.__setattr__(self, "display_path", self.path.as_posix())
+        if not self.known_id and isinstance(self.form, Scenario):
+            object.__setattr__(self, "known_id", self.form.id)
 
     @property
     def scenario(self) -> Scenario:
         form = self.form
         return form if isinstance(form, Scenario) else unpack_scenario(form)
+
+    @property
+    def scenario_id(self) -> str:
+        """`scenario.id`, without unpacking a packed scenario whose id is known."""
+        return self.known_id or self.scenario.id
 
     def packed(self) -> LoadedScenario:
         """This scenario as its JSON and without its line map: what a checked suite keeps of
@@ -416,7 +426,7 @@ class _DuplicateIds:
 
     def add(self, loaded: Sequence[LoadedScenario]) -> None:
         for item in loaded:
-            sid = item.scenario.id
+            sid = item.scenario_id
             place = (item.path, item.line_of("id"))
             earlier = self._first.setdefault(sid, place)
             if earlier is not place:

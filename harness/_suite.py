@@ -61,7 +61,7 @@ def scenario_finder(
     indexed in memory (packed: models one at a time)."""
     if isinstance(scenarios, CheckedSuite):
         return scenarios.by_id
-    return {item.scenario.id: item for item in scenarios}.get
+    return {item.scenario_id: item for item in scenarios}.get
 
 
 def _scenario_of(by_id: Callable[[str], LoadedScenario | None], trace: Trace) -> LoadedScenario:
@@ -165,7 +165,7 @@ def scenario_files(scenarios: Sequence[LoadedScenario]) -> Mapping[str, str]:
     """scenario id -> the file it came from, as traces show it."""
     if isinstance(scenarios, CheckedSuite):
         return _SuiteFiles(scenarios)
-    return {item.scenario.id: item.display_path for item in scenarios}
+    return {item.scenario_id: item.display_path for item in scenarios}
 
 
 class _SuiteFiles(Mapping[str, str]):
@@ -326,7 +326,7 @@ def trace_names(scenarios: Sequence[LoadedScenario]) -> Mapping[str, str]:
     """scenario id -> its trace file's name (`trace_filenames`); for a checked suite, only the
     names other than `<id>.json` are kept, the rest computed when asked for."""
     if not isinstance(scenarios, CheckedSuite):
-        return trace_filenames([s.scenario.id for s in scenarios])
+        return trace_filenames([s.scenario_id for s in scenarios])
     names = trace_filenames(list(scenarios.ids()))
     odd = {sid: name for sid, name in names.items() if name != f"{sid}.json"}
     return _TraceNames(scenarios, odd)

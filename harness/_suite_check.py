@@ -195,7 +195,7 @@ class CheckedSuite(Sequence[LoadedScenario]):
 
     def add(self, item: LoadedScenario) -> None:
         packed = item.packed()
-        self._spill.append(packed, key=packed.scenario.id)
+        self._spill.append(packed, key=packed.scenario_id)
         shown = packed.display_path
         if not self._files or self._files[-1] != shown:  # a file's scenarios come together
             self._files.append(shown)

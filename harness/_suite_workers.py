@@ -221,7 +221,7 @@ def _parallel(
         # names as a dict.
         scenarios = list(scenarios)
         if store is not None:
-            names = {sid: store.name_of(sid) for sid in (s.scenario.id for s in scenarios)}
+            names = {sid: store.name_of(sid) for sid in (s.scenario_id for s in scenarios)}
             name_of = names.get
     directory = store.directory if store is not None else None  # an empty store is falsy
     work = _Work(scenarios, run_id, provider, directory, name_of)
@@ -262,7 +262,7 @@ def chunk_spans(count: int, jobs: int) -> list[tuple[int, int]]:
 
 
 def _lost_message(scenarios: Sequence[LoadedScenario], done: int) -> str:
-    lost = [loaded.scenario.id for loaded in scenarios[done:]]
+    lost = [loaded.scenario_id for loaded in scenarios[done:]]
     named = ", ".join(lost[:_NAMED_LOST])
     more = f" and {len(lost) - _NAMED_LOST} more" if len(lost) > _NAMED_LOST else ""
     return (

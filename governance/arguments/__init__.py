@@ -5,6 +5,7 @@ canonical paths, local-only JSON Schemas.
 from __future__ import annotations
 
 from governance.arguments._paths import PathRefused, canonical_path
+from governance.arguments._schema_checks import SchemaChecks, schema_checks
 from governance.arguments._schemas import SchemaRefused, local_validator
 from governance.arguments._snapshot import ArgumentRefused, PreparedArguments, prepare_arguments
 
@@ -12,8 +13,10 @@ __all__ = [
     "ArgumentRefused",
     "PathRefused",
     "PreparedArguments",
+    "SchemaChecks",
     "SchemaRefused",
     "canonical_path",
     "local_validator",
     "prepare_arguments",
+    "schema_checks",
 ]

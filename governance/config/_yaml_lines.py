@@ -52,6 +52,7 @@ _PLAIN_TAGS = frozenset(
 # A date written unquoted stays the text it is: configuration values are JSON types.
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 MAX_NODES = 100_000
+_CONTAINERS = (MappingNode, SequenceNode)
 
 
 class _Walk:
@@ -83,7 +84,9 @@ class _Walk:
     ) -> Any:
         # `reading` is the furthest line on the way here: an alias points back to its anchor,
         # and a problem found while expanding it is reported where the alias is used.
-        reading = max(reading, node.start_mark.line + 1)
+        line = node.start_mark.line + 1
+        if line > reading:
+            reading = line
         self._visited += 1
         if self._visited > MAX_NODES:
             raise self.error_factory(
@@ -92,37 +95,43 @@ class _Walk:
                 f"the {self.subject} has more than {MAX_NODES} YAML nodes (counting each use of "
                 "an alias); write it out without aliases, or split it",
             )
-        containers = MappingNode | SequenceNode
-        if isinstance(node, containers) and len(loc) >= MAX_DEPTH:
+        if not isinstance(node, _CONTAINERS):
+            # `active` holds only containers (the nodes above this one): a scalar is never
+            # its own ancestor, so it needs neither the depth nor the alias check.
+            return self._scalar(node, loc)
+        if len(loc) >= MAX_DEPTH:
             raise self._too_deep(reading)  # aliases can nest deeper than the text does
         if id(node) in active:
             raise self.error(node, "a YAML alias refers to itself; write the value out")
-        inner = active | {id(node)}
+        return self._collection(node, loc, active | {id(node)}, reading)
+
+    def _collection(self, node: Node, loc: Loc, inner: frozenset[int], reading: int) -> Any:
+        lines = self.lines
         if isinstance(node, MappingNode):
             if node.tag != _MAP_TAG:
                 raise self.error(node, f"unsupported YAML tag {node.tag!r}; remove it")
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
                 key = self._key(key_node, loc)
+                where = (*loc, key)
                 if key in result:
-                    first = self.lines[(*loc, key)]
+                    first = lines[where]
                     raise self.error(
                         key_node,
                         f"duplicate key {key!r}{_in(loc)} (first on line {first}): a mapping may "
                         "name each key once; delete or merge one of them",
                     )
-                self.lines[(*loc, key)] = key_node.start_mark.line + 1
-                result[key] = self.to_data(value_node, (*loc, key), inner, reading)
+                lines[where] = key_node.start_mark.line + 1
+                result[key] = self.to_data(value_node, where, inner, reading)
             return result
-        if isinstance(node, SequenceNode):
-            if node.tag != _SEQ_TAG:
-                raise self.error(node, f"unsupported YAML tag {node.tag!r}; remove it")
-            items = []
-            for index, item in enumerate(node.value):
-                self.lines[(*loc, index)] = item.start_mark.line + 1
-                items.append(self.to_data(item, (*loc, index), inner, reading))
-            return items
-        return self._scalar(node, loc)
+        if node.tag != _SEQ_TAG:
+            raise self.error(node, f"unsupported YAML tag {node.tag!r}; remove it")
+        items = []
+        for index, item in enumerate(node.value):
+            where = (*loc, index)
+            lines[where] = item.start_mark.line + 1
+            items.append(self.to_data(item, where, inner, reading))
+        return items
 
     def _scalar(self, node: Node, loc: Loc) -> Any:
         """A string, finite number, boolean or null; anything else is refused at its line."""
@@ -160,8 +169,8 @@ class _Walk:
         return value
 
     def _string(self, node: Node, value: str, loc: Loc) -> str:
-        if lone_surrogate(value) is None:
-            return value  # nothing to pair: one search for the common case
+        if value.isascii() or lone_surrogate(value) is None:
+            return value  # nothing to pair: no surrogate is ASCII, and one search for the rest
         value = pair_surrogates(value)
         if lone_surrogate(value) is not None:
             raise self.error(node, f"{surrogate_message(value)}{_in(loc)}")
@@ -212,14 +221,12 @@ class _FastWalk(_Walk):
 
     _in_flow = False
 
-    def to_data(
-        self, node: Node, loc: Loc = (), active: frozenset[int] = frozenset(), reading: int = 0
-    ) -> Any:
+    def _collection(self, node: Node, loc: Loc, inner: frozenset[int], reading: int) -> Any:
         if self._in_flow or not isinstance(node, CollectionNode) or not node.flow_style:
-            return super().to_data(node, loc, active, reading)
+            return super()._collection(node, loc, inner, reading)
         self._in_flow = True
         try:
-            return super().to_data(node, loc, active, reading)
+            return super()._collection(node, loc, inner, reading)
         finally:
             self._in_flow = False
 

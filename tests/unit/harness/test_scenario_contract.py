@@ -6,10 +6,13 @@ It runs against the real built-in registry and the shipped policy, as a suite ru
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from governance import Policy, ToolRegistry
+from governance.arguments import schema_checks
 from governance.policy._load import load_policy
 from governance.tools import builtin_tools
 from harness._scenario_contract import ContractViolation, check_contract
@@ -346,3 +349,39 @@ def test_a_secret_shaped_answer_expectation_is_refused_since_answers_are_stored_
         (38, "secret_in_expectation", "answer_not_contains", None)
     ]
     assert "answers are stored redacted" in violations[0].message
+
+
+def test_scripted_arguments_the_firewall_proves_valid_are_not_judged_again(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The contract check reads arguments the way the governed call does (one validator per
+    # descriptor, its valid-proof first): a proven call leaves jsonschema idle.
+    judged: list[object] = []
+    real = Draft202012Validator.iter_errors
+
+    def spy(self: Draft202012Validator, instance: object, *rest: Any) -> Any:
+        judged.append(instance)
+        return real(self, instance, *rest)
+
+    monkeypatch.setattr(Draft202012Validator, "iter_errors", spy)
+    assert _check(tmp_path, CLEAN, registry, policy) == []
+    assert judged == []
+
+
+def test_arguments_the_proof_does_not_prove_are_judged_and_worded_by_jsonschema(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    for value, problem in (
+        ("0", "0 is less than or equal to the minimum of 0"),
+        ("true", "True is not of type 'number'"),
+    ):
+        text = _edit("amount: 250,", f"amount: {value},")
+        messages = [v.message for v in _check(tmp_path, text, registry, policy)]
+        assert messages == [f"refunds.create_draft: argument 'amount': {problem}"], value
+
+
+def test_the_contract_check_and_the_firewall_share_one_checks_object_per_tool(
+    registry: ToolRegistry,
+) -> None:
+    for descriptor in registry.descriptors():
+        assert schema_checks(descriptor) is schema_checks(descriptor)

@@ -103,3 +103,25 @@ def test_a_broken_scenario_left_out_by_the_tags_is_not_contract_checked(tmp_path
     assert [s.scenario.id for s in suite] == ["picked"]
     with pytest.raises(ContractBroken):
         load_checked_suite([tmp_path])
+
+
+def test_loading_a_checked_suite_never_unpacks_a_scenario_to_learn_its_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Duplicate ids and the spill's keys need only the id: a packed scenario keeps it beside
+    # its JSON, so the load does not inflate and validate each model again for it.
+    for n in range(3):
+        _write(tmp_path, f"f{n}.yaml", f"s{n}")
+    unpacked: list[bytes] = []
+    real = _scenario_load.unpack_scenario
+
+    def counted(packed: bytes) -> object:
+        unpacked.append(packed)
+        return real(packed)
+
+    monkeypatch.setattr(_scenario_load, "unpack_scenario", counted)
+    suite = load_checked_suite([tmp_path], use_cache=False)
+    assert unpacked == []
+    assert [s.scenario_id for s in suite] == ["s0", "s1", "s2"]
+    assert [s.scenario.id for s in suite] == ["s0", "s1", "s2"]  # the same ids, unpacked
+

@@ -190,20 +190,20 @@ def test_a_proven_call_never_walks_the_schema_with_jsonschema(
 def test_a_firewall_rebuilt_over_the_same_descriptors_looks_up_no_validator_again(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import governance._firewall as firewall_module
+    import governance.arguments._schema_checks as checks_module
 
     (tmp_path / "policy.yaml").write_text(POLICY)
     policy = load_policy(tmp_path / "policy.yaml")
     registry = ToolRegistry([LookupSource()])
     principal = Principal("a", "b", "c")
     looked_up: list[object] = []
-    real = firewall_module.local_validator
+    real = checks_module.local_validator
 
     def counted(schema: Any) -> Any:
         looked_up.append(schema)
         return real(schema)
 
-    monkeypatch.setattr(firewall_module, "local_validator", counted)
+    monkeypatch.setattr(checks_module, "local_validator", counted)
     for n in range(3):  # one firewall per scenario, as a suite builds them
         with AuditLog(MEMORY) as audit:
             firewall = Firewall(registry, StaticPolicy(policy), audit)
