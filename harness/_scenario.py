@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from governance import canonical_path
 from governance.screening import ClaimsMode, FindingKind
@@ -251,6 +251,13 @@ class Scenario(_Model):
         default_factory=list, description="Scripted reviewer decisions, one per held call."
     )
     expect: Expectations
+
+
+    @field_validator("claims_mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false: the user wrote the mode, not a boolean.
+        return "off" if value is False else value
 
 
 class ScenarioFile(_Model):

@@ -346,3 +346,31 @@ def test_a_secret_shaped_answer_expectation_is_refused_since_answers_are_stored_
         (38, "secret_in_expectation", "answer_not_contains", None)
     ]
     assert "answers are stored redacted" in violations[0].message
+
+
+def test_a_claims_expectation_with_the_claims_check_off_is_a_violation_at_its_line(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    text = _edit(
+        "request: refund ORD-0003\n", "request: refund ORD-0003\nclaims_mode: off\n"
+    ).replace(
+        "  approvals:\n", "  claims: [{verdict: flagged, kind: unsupported_action}]\n  approvals:\n"
+    )
+    violations = _check(tmp_path, text, registry, policy)
+    line = text.splitlines().index("  claims: [{verdict: flagged, kind: unsupported_action}]") + 1
+    assert _summary(violations) == [(line, "claims_check_off", "claims", None)]
+    assert "claims_mode: off" in violations[0].message
+    on = text.replace("claims_mode: off\n", "claims_mode: annotate\n")
+    assert _check(tmp_path, on, registry, policy) == []
+
+
+def test_a_secret_shaped_claim_expectation_is_refused_since_findings_are_stored_redacted(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    text = _edit(
+        "  approvals:\n",
+        "  claims:\n    - {verdict: flagged, claim: ghp_FakeContractToken0123456789abcdefAB}\n"
+        "  approvals:\n",
+    )
+    violations = _check(tmp_path, text, registry, policy)
+    assert _summary(violations) == [(38, "secret_in_expectation", "claims", None)]

@@ -33,6 +33,7 @@ def call(tool: str, outcome: str = "executed", output: object = "", **extra: str
 
 
 LOOKUP = call("orders.lookup", output=ORDER)
+UUID = "3f2a9c1e-0b4d-4c1a-9e2f-1234567890ab"
 
 
 def kinds(answer: str, calls: list[CallEvidence], request: str = "") -> list[tuple[str, str]]:
@@ -55,7 +56,7 @@ def kinds(answer: str, calls: list[CallEvidence], request: str = "") -> list[tup
         ("open ./notes/a", [("path", "./notes/a")]),
         ("attached report.pdf", [("file", "report.pdf")]),
         ("at https://example.com/a?b=1.", [("url", "https://example.com/a?b=1")]),
-        ("id 3f2a9c1e-0b4d-4c1a-9e2f-1234567890ab", [("uuid", "3f2a9c1e-0b4d-4c1a-9e2f-1234567890ab")]),
+        ("id 3f2a9c1e-0b4d-4c1a-9e2f-1234567890ab", [("uuid", UUID)]),
         ("token 9f8e7d6c5b4a", [("token", "9f8e7d6c5b4a")]),
         ("ticket 42 is open", [("numbered", "42")]),
         ("refund draft #3", [("numbered", "3")]),
