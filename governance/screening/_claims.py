@@ -350,6 +350,8 @@ class ActionClaim:
     done: bool  # polarity: True claims it happened, False that it did not
     objects: frozenset[str]
     clause: str
+    phrases: tuple[str, ...] = ()  # the word with its neighbour on each side
+
 
     @property
     def label(self) -> str:
@@ -388,7 +390,14 @@ def _claim_at(clause: str, match: re.Match[str]) -> ActionClaim | None:
         obj = _object_of(clause[match.end() :], before)
         if obj is not None:
             objects.add(obj)
-        return ActionClaim(verb.name, match.group(0), done, frozenset(objects), clause.strip())
+        prev = re.findall(r"[\w']+", before)[-1:]
+        nxt = re.findall(r"[\w']+", clause[match.end() :])[:1]
+        phrases = tuple(
+            " ".join(pair) for pair in ((*prev, match.group(0)), (match.group(0), *nxt))
+        )
+        return ActionClaim(
+            verb.name, match.group(0), done, frozenset(objects), clause.strip(), phrases
+        )
     return None
 
 
@@ -494,8 +503,8 @@ def _judge(
     by_name: Mapping[str, ToolDescriptor],
     registry: Sequence[ToolDescriptor],
 ) -> ClaimFinding | None:
-    if _reported(claim.word, calls):
-        return None  # "ORD-0007 was refunded": the answer restates a status a tool returned
+    if _reported(claim, calls):
+        return None  # "ORD-0007 was refunded": the answer restates what a tool returned
     fitting = [c for c in calls if c.tool in by_name and _fits(claim, by_name[c.tool], registry)]
     executed = [c for c in fitting if c.outcome == "executed"]
     if claim.done:
@@ -526,17 +535,25 @@ def _judge(
     return None
 
 
-def _reported(word: str, calls: Sequence[CallEvidence]) -> bool:
-    """`word` is itself a value an executed call returned (a status such as "refunded")."""
-    wanted = word.casefold()
+def _reported(claim: ActionClaim, calls: Sequence[CallEvidence]) -> bool:
+    """The claim's words restate what an executed call returned, not an act of the model's:
+    the word is a value it returned (a status such as "refunded", a file's whole text), or
+    the word with a neighbour is quoted from its output ("written by the writer")."""
+    wanted = claim.word.casefold()
+    phrases = [" ".join(p.casefold().split()) for p in claim.phrases if " " in p]
     for call in calls:
         if call.outcome != "executed":
             continue
+        if call.output.strip().casefold() == wanted:
+            return True
         try:
-            values = set(_scalars(json.loads(call.output)))
+            values = {v.casefold() for v in _scalars(json.loads(call.output))}
         except ValueError:
-            continue
-        if any(v.casefold() == wanted for v in values):
+            values = set()
+        if wanted in values:
+            return True
+        text = " ".join(call.output.casefold().split())
+        if any(_bounded_in(phrase, [text]) for phrase in phrases):
             return True
     return False
 

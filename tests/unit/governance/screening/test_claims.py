@@ -235,3 +235,17 @@ def test_effect_classes_come_from_descriptor_facts_not_names() -> None:
 def test_an_answer_with_nothing_to_check_reports_nothing_checked() -> None:
     report = check_claims("Hello, how can I help?", "hi", [], DESCRIPTORS)
     assert (report.checked, report.flagged) == (0, False)
+
+
+def test_an_answer_quoting_a_tool_result_is_not_making_that_claim_itself() -> None:
+    search = call("fs.search", output="notes/new.txt:1: written by the writer")
+    read = call("fs.read", output="overwritten")
+    answer = "files=notes/new.txt:1: written by the writer q3=overwritten"
+    assert kinds(answer, [search, read], request="look around") == []
+    # The same words not quoted from any result are the model's own claim.
+    assert kinds("I have written the report.", [search, read]) == [
+        ("unsupported_action", "written")
+    ]
+    # A result that was not executed quotes nothing.
+    failed = call("fs.read", "failed", error="x", output="")
+    assert kinds("It was deleted.", [failed]) == [("unsupported_action", "deleted")]
