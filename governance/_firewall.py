@@ -96,6 +96,7 @@ RUN_EVENTS = (
     "provider.error",
     "guardrail.rejected",
     "guardrail.flagged",
+    "guardrail.claims_flagged",
     "loop.repeated_call",
     "call.rejected",
 )

@@ -17,12 +17,13 @@ from harness._results import CheckResult
 from harness._scenario import (
     ApprovalExpectation,
     BlockExpectation,
+    ClaimsExpectation,
     EvidenceExpectation,
     Expectations,
     GuardrailExpectation,
     Scenario,
 )
-from harness._spans import ApprovalSpan, GuardrailSpan, ModelTurnSpan, ToolCallSpan
+from harness._spans import ApprovalSpan, ClaimsSpan, GuardrailSpan, ModelTurnSpan, ToolCallSpan
 from harness._trace import Trace
 
 # Outcomes that mean governance itself refused the call (a mere failure is not a refusal).
@@ -449,6 +450,37 @@ def _describe_guardrail(span: GuardrailSpan) -> str:
     return f"the {span.stage} guardrail{where} returned {span.verdict}{found}"
 
 
+def _claims(trace: Trace, item: ClaimsExpectation) -> _Draft:
+    check_id = f"claims:{item.verdict}" + (f"={item.kind}" if item.kind else "")
+    check_id += f"({item.claim})" if item.claim else ""
+    spans = [s for s in trace.spans if isinstance(s, ClaimsSpan)]
+    if not spans:
+        return (
+            check_id,
+            False,
+            f"expected the answer's claims check to return {item.verdict}; the answer was not "
+            "checked (it states no identifier or action, or the check is off)",
+        )
+    found = [f for s in spans for f in s.findings]
+    shown = (
+        "it flagged " + "; ".join(f"{f.kind} {f.claim!r}" for f in found)
+        if found
+        else f"it passed ({spans[-1].identifiers} identifiers, {spans[-1].actions} actions)"
+    )
+    if item.verdict == "pass":
+        return (check_id, not found, shown if not found else f"expected a pass; {shown}")
+    hit = [
+        f
+        for f in found
+        if (item.kind is None or f.kind == item.kind)
+        and (item.claim is None or item.claim.casefold() in f.claim.casefold())
+    ]
+    if hit:
+        return (check_id, True, f"the claims check flagged {hit[0].kind} {hit[0].claim!r}")
+    wanted = " ".join(x for x in (item.kind, repr(item.claim) if item.claim else None) if x)
+    return (check_id, False, f"expected the claims check to flag {wanted or 'a claim'}; {shown}")
+
+
 # -- the kinds ------------------------------------------------------------------------------
 
 
@@ -559,6 +591,11 @@ CHECKS: tuple[CheckKind, ...] = (
         "guardrail",
         "guardrails",
         lambda e, t: [_guardrail(t, item) for item in e.guardrails],
+    ),
+    CheckKind(
+        "claims",
+        "claims",
+        lambda e, t: [_claims(t, item) for item in e.claims],
     ),
 )
 

@@ -24,10 +24,20 @@ from governance import (
     ToolResult,
     digest,
 )
-from governance.screening import findings, redact_text, screen_request
+from governance.screening import (
+    DEFAULT_CLAIMS_MODE,
+    CallEvidence,
+    ClaimsMode,
+    check_claims,
+    findings,
+    redact_text,
+    screen_request,
+)
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,
+    ClaimFindingRecord,
+    ClaimsSpan,
     GuardrailSpan,
     LoopEvent,
     LoopSpan,
@@ -90,6 +100,21 @@ class HeldCall(BaseModel):
     arguments: dict[str, Any]
 
 
+class CallRecord(BaseModel):
+    """One call's result as the model read it: the evidence the final answer is checked
+    against (ids it may state, actions it may claim)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    call_id: str
+    tool: str
+    outcome: str
+    output: str = ""
+    error: str | None = None
+    reason: str | None = None
+    approval_id: str | None = None
+
+
 class RunState(BaseModel):
     """Everything about a run, serialisable: a held run is resumed from exactly this."""
 
@@ -117,6 +142,9 @@ class RunState(BaseModel):
         default_factory=dict, description="canonical call key -> outcome, to catch repeats"
     )
     spans: list[Span] = Field(default_factory=list)
+    results: list[CallRecord] = Field(
+        default_factory=list, description="What each call returned to the model, in order."
+    )
 
     @property
     def principal(self) -> Principal:
@@ -181,6 +209,7 @@ class AgentLoop:
         max_steps: int = DEFAULT_MAX_STEPS,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         guardrails: bool = True,
+        claims: ClaimsMode = DEFAULT_CLAIMS_MODE,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -189,6 +218,7 @@ class AgentLoop:
         self._max_steps = max_steps
         self._system_prompt = system_prompt
         self._guardrails = guardrails
+        self._claims = claims
 
     def start(self, request: str, *, run_id: str, principal: Principal) -> RunState:
         state = RunState(
@@ -274,7 +304,8 @@ class AgentLoop:
                 # Stored and shown masked; the screen below still reads what the model wrote.
                 state.model_text = redact_text(turn.text) if turn.text is not None else None
                 self._screen_answer(state, turn.text or "")
-                self._finish(state, self._answered_status(state), "answered")
+                override = self._check_claims(state, turn.text or "")
+                self._finish(state, self._answered_status(state), "answered", answer=override)
             state.pending_calls = list(turn.tool_calls)
             self._process_pending(state)
 
@@ -318,6 +349,41 @@ class AgentLoop:
             "answered",
             detail="the model described a tool call in prose instead of making one",
         )
+
+    def _check_claims(self, state: RunState, text: str) -> str | None:
+        """The answer's ids and action claims against this run's request and results: a
+        flagged answer is recorded (trace and audit) and annotated or replaced, by `claims`."""
+        if not self._guardrails or self._claims == "off":
+            return None
+        evidence = [CallEvidence(**record.model_dump()) for record in state.results]
+        report = check_claims(text, state.request, evidence, self._firewall.list_tools())
+        if report.checked == 0:
+            return None  # nothing claimed, nothing to record
+        span = ClaimsSpan(
+            id=f"s{len(state.spans) + 1}",
+            step=state.turns,
+            verdict="flagged" if report.flagged else "pass",
+            mode=self._claims,
+            identifiers=len(report.identifiers),
+            actions=len(report.actions),
+            findings=[
+                ClaimFindingRecord(kind=f.kind, claim=f.claim, detail=f.detail)
+                for f in report.findings
+            ],
+        )
+        state.spans.append(span)
+        if not report.flagged:
+            return None
+        self._record(
+            state,
+            "guardrail.claims_flagged",
+            {
+                "stage": "answer",
+                "mode": self._claims,
+                "findings": [{"kind": f.kind, "claim": f.claim} for f in span.findings],
+            },
+        )
+        return claims_answer(state.model_text, span, state.tool_spans)
 
     def _take_turn(self, state: RunState, turn: ModelTurn) -> None:
         if turn.usage is None:
@@ -383,6 +449,7 @@ class AgentLoop:
         known: bool = True,
     ) -> None:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, known))
+        state.results.append(_call_record(result, call.call_id))
         # The firewall screened what the tool wrote (and recorded what it found); a run whose
         # model reads injection-shaped text is tainted from here on.
         untrusted = bool(result.findings)
@@ -413,6 +480,7 @@ class AgentLoop:
         known: set[str],
     ) -> NoReturn:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, True))
+        state.results.append(_call_record(result, call.call_id))
         if result.approval_id is None:
             # Held with nowhere to park it: report honestly and answer the call as refused.
             state.messages.append(
@@ -451,6 +519,7 @@ class AgentLoop:
         fields = _tool_span_fields(proposed, call, result, proposed.name in known)
         fields["arguments"] = None
         self._add(state, ToolCallSpan, **fields)
+        state.results.append(_call_record(result, call_id))
 
     def _stop_repeated(
         self, state: RunState, proposed: ProposedCall, call_id: str, before: str
@@ -483,13 +552,20 @@ class AgentLoop:
         return "completed"
 
     def _finish(
-        self, state: RunState, status: RunStatus, termination: Termination, *, detail: str = ""
+        self,
+        state: RunState,
+        status: RunStatus,
+        termination: Termination,
+        *,
+        detail: str = "",
+        answer: str | None = None,
     ) -> NoReturn:
         state.status = status
         state.termination = termination
-        state.final_answer = (
-            state.model_text if status == "completed" else honest_statement(state, detail)
-        )
+        if status != "completed":
+            state.final_answer = honest_statement(state, detail)
+        else:
+            state.final_answer = answer if answer is not None else state.model_text
         try:
             self._record(state, "run.finished", {"status": status, "termination": termination})
         except _Stop:
@@ -516,6 +592,18 @@ class AgentLoop:
             state.status, state.termination = "failed", "audit_unavailable"
             state.final_answer = "Stopped: the audit log could not record the run."
             raise _Stop from None
+
+
+def _call_record(result: ToolResult, call_id: str) -> CallRecord:
+    return CallRecord(
+        call_id=call_id,
+        tool=result.tool,
+        outcome=result.outcome,
+        output=result.output,
+        error=result.error,
+        reason=result.reason,
+        approval_id=result.approval_id,
+    )
 
 
 def _parse_arguments(text: str) -> dict[str, Any] | None:
@@ -601,6 +689,12 @@ def honest_statement(state: RunState, detail: str = "") -> str:
         lines.append(f"The request was rejected before any tool ran ({detail}).")
     elif detail:
         lines.append(f"Not done: {detail}.")
+    lines.extend(_what_ran(spans))
+    return redact_text(" ".join(lines))
+
+
+def _what_ran(spans: list[ToolCallSpan]) -> list[str]:
+    lines: list[str] = []
     for span in spans:
         if span.outcome == "blocked":
             rules = f"; rules: {', '.join(span.rule_ids)}" if span.rule_ids else ""
@@ -609,4 +703,25 @@ def honest_statement(state: RunState, detail: str = "") -> str:
             lines.append(f"Not done: {span.tool} failed ({span.reason}).")
     executed = [s.tool for s in spans if s.outcome == "executed"]
     lines.append("Executed: " + ", ".join(executed) + "." if executed else "No tool was executed.")
-    return redact_text(" ".join(lines))
+    return lines
+
+
+def claims_answer(
+    model_text: str | None, span: ClaimsSpan, tool_spans: list[ToolCallSpan]
+) -> str | None:
+    """The final answer of a completed run whose claims were checked: the model's text, that
+    text with a note of what really happened (`annotate`), or only that note (`replace`)."""
+    if span.verdict == "pass" or span.mode == "off":
+        return model_text
+    found = "; ".join(f"{f.claim!r}: {f.detail}" for f in span.findings)
+    ran = " ".join(_what_ran(tool_spans))
+    if span.mode == "annotate":
+        note = (
+            f"[proctor: this answer states what the run does not support ({found}). "
+            f"What really happened: {ran}]"
+        )
+        return redact_text(f"{model_text or ''}\n\n{note}")
+    return redact_text(
+        f"The model's answer was withheld: it stated what this run does not support ({found}). "
+        f"What really happened: {ran}"
+    )

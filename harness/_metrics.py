@@ -26,6 +26,7 @@ METRICS: tuple[str, ...] = (
     "termination",
     "answer_content",
     "guardrails",
+    "claims",
     "audit_integrity",
     "contract",
 )

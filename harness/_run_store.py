@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from governance.screening import DEFAULT_CLAIMS_MODE, ClaimsMode
 from harness._errors import HarnessError, UsageProblem
 from harness._loop import RunState
 
@@ -33,6 +34,7 @@ class StoredRun(BaseModel):
 
     provider: ProviderSpec
     max_steps: int
+    claims: ClaimsMode = DEFAULT_CLAIMS_MODE
     state: RunState
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from governance import canonical_path
+from governance.screening import ClaimsMode, FindingKind
 from harness.providers._replay import ScriptStep
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
@@ -156,6 +157,31 @@ class GuardrailExpectation(_Model):
     verdict: Literal["pass", "flagged", "rejected"]
 
 
+class ClaimsExpectation(_Model):
+    """The final answer's claims check: it passed (it checked something and found nothing the
+    run does not support), or it flagged a finding of `kind` whose words contain `claim`."""
+
+    verdict: Literal["pass", "flagged"]
+    kind: FindingKind | None = Field(
+        default=None,
+        description="unsupported_identifier, unsupported_action, refused_action_claimed or "
+        "executed_action_denied (flagged only).",
+    )
+    claim: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Text the flagged words contain, e.g. an invented id (flagged only).",
+    )
+
+    @model_validator(mode="after")
+    def _details_only_when_flagged(self) -> ClaimsExpectation:
+        if self.verdict == "pass" and (self.kind is not None or self.claim is not None):
+            raise ValueError(
+                "`kind` and `claim` describe a finding: give them with verdict: flagged"
+            )
+        return self
+
+
 RunStatusName = Literal[
     "completed",
     "blocked",
@@ -200,6 +226,7 @@ class Expectations(_Model):
     budget: list[BudgetExpectation] = Field(default_factory=list)
     approvals: list[ApprovalExpectation] = Field(default_factory=list)
     guardrails: list[GuardrailExpectation] = Field(default_factory=list)
+    claims: list[ClaimsExpectation] = Field(default_factory=list)
 
 
 class Scenario(_Model):
@@ -219,12 +246,24 @@ class Scenario(_Model):
         "registered beside the built-in ones, as `mcp.<server>.<tool>`.",
     )
     max_steps: int = Field(default=8, ge=1, le=50)
+    claims_mode: ClaimsMode | None = Field(
+        default=None,
+        description="What the loop does with an answer whose claims the run does not support: "
+        "annotate (append what really happened), replace (say only that; the default) or off.",
+    )
     setup: Setup = Field(default_factory=Setup)
     script: list[ScriptStep] = Field(min_length=1, description="The replay provider's script.")
     reviews: list[Review] = Field(
         default_factory=list, description="Scripted reviewer decisions, one per held call."
     )
     expect: Expectations
+
+
+    @field_validator("claims_mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false: the user wrote the mode, not a boolean.
+        return "off" if value is False else value
 
 
 class ScenarioFile(_Model):

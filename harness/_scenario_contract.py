@@ -31,6 +31,7 @@ ViolationKind = Literal[
     "registered_hallucination",
     "invalid_policy",
     "secret_in_expectation",
+    "claims_check_off",
 ]
 _BUDGET_REASON = "budget_exhausted:"
 
@@ -150,6 +151,7 @@ def _check_one(
         tool_named(loc, tool)
 
     _check_answer_texts(checker, scenario)
+    _check_claims_expectations(checker, scenario)
 
     try:
         policy = policy_for(item)
@@ -174,6 +176,28 @@ def _check_answer_texts(checker: _Checker, scenario: Scenario) -> None:
                     "redacted, so this check could never fail for the right reason: expect a "
                     "non-secret part of the text instead (e.g. the key's name)",
                 )
+
+
+def _check_claims_expectations(checker: _Checker, scenario: Scenario) -> None:
+    """A `claims` expectation needs the check on, and a `claim` text the trace can hold."""
+    for index, item in enumerate(scenario.expect.claims):
+        if scenario.claims_mode == "off":
+            checker.add(
+                ("expect", "claims", index),
+                "claims",
+                "claims_check_off",
+                f"expect.claims[{index}] judges the answer's claims check, but the scenario "
+                "sets claims_mode: off, so the check never runs: remove claims_mode or the "
+                "expectation",
+            )
+        if item.claim is not None and redact_text(item.claim) != item.claim:
+            checker.add(
+                ("expect", "claims", index, "claim"),
+                "claims",
+                "secret_in_expectation",
+                f"expect.claims[{index}].claim looks like a secret, and findings are stored "
+                "redacted, so this check could never pass: expect a non-secret part instead",
+            )
 
 
 def _script_calls(steps: Sequence[ScriptStep], base: Loc) -> Iterator[tuple[Loc, ScriptedCall]]:

@@ -28,6 +28,7 @@ from governance import (
     ToolCall,
     canonical_path,
 )
+from governance.screening import DEFAULT_CLAIMS_MODE
 from governance.stores import BudgetResetRefused, SelfApprovalError, StoreSpec
 from harness._identity import scenario_inputs
 from harness._loop import AgentLoop, RunState
@@ -171,7 +172,12 @@ def _run_scenario(
         with gateway:
             setup = _setup(gateway, workspace.files_dir, scenario, clock)
             live = provider.build(scenario)
-            loop = AgentLoop(live, gateway.firewall, max_steps=scenario.max_steps)
+            loop = AgentLoop(
+                live,
+                gateway.firewall,
+                max_steps=scenario.max_steps,
+                claims=scenario.claims_mode or DEFAULT_CLAIMS_MODE,
+            )
             principal = Principal(
                 scenario.principal.actor, scenario.principal.agent, scenario.principal.team
             )

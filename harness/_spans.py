@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from governance import Effect, Outcome, redact
-from governance.screening import redact_text
+from governance.screening import ClaimsMode, FindingKind, redact_text
 from harness.providers._base import ProposedCall
 
 
@@ -146,7 +146,29 @@ class GuardrailSpan(_Span):
     call_id: str | None = None
 
 
+class ClaimFindingRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: FindingKind
+    claim: Redacted = Field(description="The answer's words.")
+    detail: Redacted = Field(description="What the run's evidence says instead.")
+
+
+class ClaimsSpan(_Span):
+    """The final answer's claims checked against the run's evidence (governance.screening).
+
+    Recorded whenever the answer states an identifier or an action; `mode` is what the loop
+    did with a flagged answer (annotate, replace), so the final answer can be re-derived."""
+
+    kind: Literal["claims"] = "claims"
+    verdict: Literal["pass", "flagged"]
+    mode: ClaimsMode
+    identifiers: int = Field(description="Identifiers the answer states.")
+    actions: int = Field(description="Action claims the answer makes (done or not done).")
+    findings: list[ClaimFindingRecord]
+
+
 Span = Annotated[
-    ModelTurnSpan | ToolCallSpan | LoopSpan | ApprovalSpan | GuardrailSpan,
+    ModelTurnSpan | ToolCallSpan | LoopSpan | ApprovalSpan | GuardrailSpan | ClaimsSpan,
     Field(discriminator="kind"),
 ]

@@ -15,8 +15,16 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from harness._loop import HeldCall, RunState, honest_statement
-from harness._spans import ApprovalSpan, GuardrailSpan, LoopSpan, ModelTurnSpan, Span, ToolCallSpan
+from harness._loop import HeldCall, RunState, claims_answer, honest_statement
+from harness._spans import (
+    ApprovalSpan,
+    ClaimsSpan,
+    GuardrailSpan,
+    LoopSpan,
+    ModelTurnSpan,
+    Span,
+    ToolCallSpan,
+)
 from harness._trace import Trace
 
 _REPEATED = re.compile(r"(c[1-9][0-9]*) repeats an identical (.+) call that was already (\w+)")
@@ -379,7 +387,13 @@ def final_answer(trace: Trace) -> Iterator[TraceProblem]:
     if trace.termination == "audit_unavailable":
         expected = AUDIT_STOP_ANSWER
     elif trace.status == "completed":
-        expected = trace.model_text  # type: ignore[assignment]
+        checked = trace.spans[-1] if trace.spans else None
+        # A flagged answer was annotated or replaced as its claims span says.
+        expected = (
+            claims_answer(trace.model_text, checked, trace.tool_spans)  # type: ignore[assignment]
+            if isinstance(checked, ClaimsSpan)
+            else trace.model_text
+        )
     else:
         expected = honest_statement(_state_for(trace, derived), derived.detail)
     if trace.final_answer != expected:
@@ -439,6 +453,8 @@ def _derive_ending(trace: Trace) -> _Ending | TraceProblem | None:
                 "ending", _at(index), f"the run stopped here ({stop.termination}) but spans follow"
             )
     last = spans[-1]
+    if isinstance(last, ClaimsSpan) and len(spans) > 1:
+        last = spans[-2]  # the answer's claims check follows the turn that answered
     stop = _stop_event(last)
     if stop is not None:
         return stop

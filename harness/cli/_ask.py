@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from governance import ConfigError, Principal
 from governance.config import data_loc, decode_text, format_loc, load_yaml_with_lines, read_capped
+from governance.screening import CLAIMS_MODES, DEFAULT_CLAIMS_MODE, ClaimsMode
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
@@ -67,6 +68,14 @@ def _load_script(path: Path) -> list[object]:
 @click.option(
     "--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS, show_default=True
 )
+@click.option(
+    "--claims",
+    type=click.Choice(CLAIMS_MODES),
+    default=DEFAULT_CLAIMS_MODE,
+    show_default=True,
+    help="An answer stating ids or actions the run does not support: replace it with what "
+    "really happened, annotate it with that, or leave it (off).",
+)
 @click.option("--actor", default="cli-user", show_default=True)
 @click.option("--agent", default="cli-agent", show_default=True)
 @click.option("--team", default="cli", show_default=True)
@@ -90,6 +99,7 @@ def ask(
     base_url: str | None,
     model: str | None,
     max_steps: int,
+    claims: ClaimsMode,
     actor: str,
     agent: str,
     team: str,
@@ -122,7 +132,7 @@ def ask(
     with open_gateway(
         state_dir, policy_path, held_calls="awaited" if awaited else "detached"
     ) as gateway:
-        loop = AgentLoop(provider, gateway.firewall, max_steps=max_steps)
+        loop = AgentLoop(provider, gateway.firewall, max_steps=max_steps, claims=claims)
         state = loop.start(request, run_id=run_id, principal=Principal(actor, agent, team))
         if wait_seconds is not None and state.held is not None:
             click.echo(
@@ -132,6 +142,6 @@ def ask(
             )
             approvals, firewall = gateway.approvals, gateway.firewall
             state = wait_for_reviews(loop, state, approvals, firewall, wait_seconds)
-    store.save(StoredRun(provider=spec, max_steps=max_steps, state=state))
+    store.save(StoredRun(provider=spec, max_steps=max_steps, claims=claims, state=state))
     print_run(state, as_json=as_json)
     return codes.OK if state.status in ("completed", "waiting_approval") else codes.CHECK_FAILED

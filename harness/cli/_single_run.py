@@ -33,6 +33,7 @@ def resume_stored_run(gateway: Gateway, store: RunStore, stored: StoredRun) -> R
         build_provider(stored.provider),
         gateway.firewall,
         max_steps=stored.max_steps,
+        claims=stored.claims,
     )
     state = loop.resume(stored.state)
     store.save(stored.model_copy(update={"state": state}))

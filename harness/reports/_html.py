@@ -18,6 +18,7 @@ from typing import Any
 from harness._results import CheckResult, SuiteResult
 from harness._spans import (
     ApprovalSpan,
+    ClaimsSpan,
     GuardrailSpan,
     LoopSpan,
     ModelTurnSpan,
@@ -448,6 +449,17 @@ def _span(span: Span) -> str:
             f'<li class="k-guardrail">{head}<strong>guardrail</strong> {e(span.stage)} '
             f"{_badge(span.verdict)}{call}"
             + (f'<ul class="items">{findings}</ul>' if findings else "")
+            + "</li>"
+        )
+    if isinstance(span, ClaimsSpan):
+        items = "".join(
+            f"<li>{e(f.kind)}: <code>{e(f.claim)}</code> {e(f.detail)}</li>" for f in span.findings
+        )
+        counts = f"{span.identifiers} identifiers, {span.actions} action claims checked"
+        return (
+            f'<li class="k-guardrail">{head}<strong>claims</strong> {_badge(span.verdict)} '
+            f'<span class="meta">{e(counts)}; mode {e(span.mode)}</span>'
+            + (f'<ul class="items">{items}</ul>' if items else "")
             + "</li>"
         )
     if isinstance(span, LoopSpan):

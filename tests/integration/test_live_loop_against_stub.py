@@ -22,7 +22,7 @@ from harness._loop import (
     honest_statement,
     tool_specs,
 )
-from harness._spans import ModelTurnSpan
+from harness._spans import ClaimsSpan, ModelTurnSpan
 from harness.providers import OpenAIProvider, ProviderSettings
 from harness.providers._base import Message, ModelTurn, ProviderIdentity, ToolSpec
 from harness.providers._schema import ToolNameCodec
@@ -364,16 +364,35 @@ def test_a_false_claim_is_never_even_asked_for_when_the_call_is_held(
     assert outbox_rows(governed.workspace) == []
 
 
-def test_a_false_claim_after_a_real_execution_passes_through_unchecked(
+def test_a_false_claim_after_a_real_execution_is_flagged_and_replaced_by_what_really_happened(
     governed: Gateway, stub_url: str
 ) -> None:
-    # Pinned known gap, not a loop bug: the call really executed, so the run is `completed`
-    # and the model's text stands. Checking claims against results is the guardrails item.
+    # The lookup really executed, so the run is `completed`; "sent and deleted" is false.
     state = run(governed, provider(stub_url, "false-claim"), LOOKUP)
     assert state.status == "completed"
     assert [s.outcome for s in state.tool_spans] == ["executed"]
-    assert FALSE_CLAIM in (state.final_answer or "")
+    assert FALSE_CLAIM in (state.model_text or "")  # the model did lie
+    assert FALSE_CLAIM not in (state.final_answer or "")
+    assert "Executed: orders.lookup." in (state.final_answer or "")
+    [claims] = [s for s in state.spans if isinstance(s, ClaimsSpan)]
+    assert claims.verdict == "flagged"
+    assert {(f.kind, f.claim) for f in claims.findings} == {
+        ("unsupported_action", "sent"),
+        ("unsupported_action", "deleted"),
+    }
+    flagged = [e for e in governed.audit.events(RUN) if e.kind == "guardrail.claims_flagged"]
+    assert len(flagged) == 1 and flagged[0].data["mode"] == "replace"
+    assert kinds(governed)[-2:] == ["guardrail.claims_flagged", "run.finished"]
     assert outbox_rows(governed.workspace) == []  # "sent" is false: nothing was
+
+
+def test_an_honest_summary_after_a_real_execution_passes_the_claims_check(
+    governed: Gateway, stub_url: str
+) -> None:
+    state = run(governed, provider(stub_url), LOOKUP)
+    assert state.status == "completed" and state.final_answer == state.model_text
+    assert "guardrail.claims_flagged" not in kinds(governed)
+    assert all(s.verdict == "pass" for s in state.spans if isinstance(s, ClaimsSpan))
 
 
 # -- transport misbehaviour ---------------------------------------------------------------------

@@ -37,7 +37,9 @@ FOLDER_API = {
         write_atomic""",
     "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaChecks SchemaRefused
         canonical_path local_validator prepare_arguments schema_checks""",
-    "screening": "REDACTED findings redact redact_text screen_request",
+    "screening": "CLAIMS_MODES DEFAULT_CLAIMS_MODE REDACTED ActionClaim CallEvidence ClaimFinding "
+    "ClaimsMode ClaimsReport FindingKind action_claims check_claims effect_classes findings "
+    "identifiers_in redact redact_text screen_request",
     "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
         parse_policy policy_json_schema write_policy_schema""",
     "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError

@@ -213,4 +213,4 @@ def test_baseline_diff_shows_metric_and_inventory_changes() -> None:
 def test_baseline_diff_of_identical_baselines_says_no_changes() -> None:
     first = record(BASE_CHECKS)
     assert baseline_diff(first, record(BASE_CHECKS, previous=first)) == "no changes"
-    assert baseline_diff(None, first).startswith("new baseline: 14 metrics, 2 scenarios, 5 checks")
+    assert baseline_diff(None, first).startswith("new baseline: 15 metrics, 2 scenarios, 5 checks")

@@ -447,6 +447,7 @@ EVERY_EXPECTATION: dict[str, Any] = {
     "budget": [{"tool": "fs.delete"}, {"reset": "accepted", "budget": "b"}],
     "approvals": [{"tool": "email.send", "status": "pending"}],
     "guardrails": [{"stage": "input", "verdict": "pass"}],
+    "claims": [{"verdict": "pass"}],
 }
 EVERY_KIND_SPANS: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
 

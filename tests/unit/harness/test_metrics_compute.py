@@ -37,6 +37,7 @@ def test_the_metric_order_is_fixed() -> None:
         "termination",
         "answer_content",
         "guardrails",
+        "claims",
         "audit_integrity",
         "contract",
     )

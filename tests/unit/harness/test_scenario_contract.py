@@ -385,3 +385,31 @@ def test_the_contract_check_and_the_firewall_share_one_checks_object_per_tool(
 ) -> None:
     for descriptor in registry.descriptors():
         assert schema_checks(descriptor) is schema_checks(descriptor)
+
+
+def test_a_claims_expectation_with_the_claims_check_off_is_a_violation_at_its_line(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    text = _edit(
+        "request: refund ORD-0003\n", "request: refund ORD-0003\nclaims_mode: off\n"
+    ).replace(
+        "  approvals:\n", "  claims: [{verdict: flagged, kind: unsupported_action}]\n  approvals:\n"
+    )
+    violations = _check(tmp_path, text, registry, policy)
+    line = text.splitlines().index("  claims: [{verdict: flagged, kind: unsupported_action}]") + 1
+    assert _summary(violations) == [(line, "claims_check_off", "claims", None)]
+    assert "claims_mode: off" in violations[0].message
+    on = text.replace("claims_mode: off\n", "claims_mode: annotate\n")
+    assert _check(tmp_path, on, registry, policy) == []
+
+
+def test_a_secret_shaped_claim_expectation_is_refused_since_findings_are_stored_redacted(
+    tmp_path: Path, registry: ToolRegistry, policy: Policy
+) -> None:
+    text = _edit(
+        "  approvals:\n",
+        "  claims:\n    - {verdict: flagged, claim: ghp_FakeContractToken0123456789abcdefAB}\n"
+        "  approvals:\n",
+    )
+    violations = _check(tmp_path, text, registry, policy)
+    assert _summary(violations) == [(38, "secret_in_expectation", "claims", None)]

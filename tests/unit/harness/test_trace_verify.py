@@ -249,3 +249,21 @@ def test_a_tool_output_finding_must_follow_the_call_it_screened() -> None:
 def test_a_valid_audit_chain_names_no_bad_seq() -> None:
     found = _problems("read-order-lookup", lambda d: d["audit"].update(first_bad_seq=3))
     assert [rule for rule, _ in found] == ["audit_summary"]
+
+
+def test_a_flagged_answer_put_back_in_place_of_the_replacement_is_named() -> None:
+    def forge(data: dict[str, Any]) -> None:
+        data["final_answer"] = data["model_text"]
+
+    found = _problems("claims-false-send-after-lookup", forge)
+    assert [rule for rule, _ in found] == ["final_answer"]
+    assert "The model's answer was withheld" in found[0][1]
+
+
+def test_a_deleted_claims_span_leaves_the_replaced_answer_unexplained() -> None:
+    def forge(data: dict[str, Any]) -> None:
+        assert data["spans"][-1]["kind"] == "claims"
+        data["spans"].pop()
+
+    found = _problems("claims-false-send-after-lookup", forge)
+    assert [rule for rule, _ in found] == ["final_answer"]
