@@ -39,6 +39,7 @@ from governance.stores._backends import (
     parse_store_url,
 )
 from governance.stores._budgets import BudgetStore
+from governance.stores._budgets_memory import MemoryBudgetLedger
 from governance.stores._sealing import key_from_env as approvals_key_from_env
 from governance.stores._sqlite import Durability
 from governance.tools import builtin_tools
@@ -151,7 +152,7 @@ class Gateway(Closing):
                     clock=clock, default_ttl_seconds=ttl, key=approvals_key
                 )
                 opened.append(self.approvals)
-                self.budgets = BudgetStore.ephemeral(clock=clock)
+                self.budgets = MemoryBudgetLedger(clock=clock)
                 return
             where = spec.directory or self.state_dir
             where.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from governance.stores import AuditLog, MemoryAuditLog
+from governance.stores import AuditLog, BudgetStore, MemoryAuditLog, MemoryBudgetLedger
 from governance.stores._sqlite import MEMORY
 
 T = TypeVar("T")
@@ -17,7 +17,10 @@ T = TypeVar("T")
 BACKENDS = ("sqlite", "memory")
 
 # The memory backend's class for each SQLite store class it replaces.
-_IN_MEMORY: dict[Any, Callable[..., Any]] = {AuditLog: MemoryAuditLog}
+_IN_MEMORY: dict[Any, Callable[..., Any]] = {
+    AuditLog: MemoryAuditLog,
+    BudgetStore: MemoryBudgetLedger,
+}
 
 
 @dataclass(frozen=True)

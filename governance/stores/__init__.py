@@ -37,7 +37,8 @@ from governance.stores._budgets import (
     BudgetStore,
     BudgetStoreError,
 )
-from governance.stores._sqlite import MEMORY, Durability
+from governance.stores._budgets_memory import MemoryBudgetLedger
+from governance.stores._sqlite import Durability
 
 __all__ = [
     "APPROVAL_STATUSES",
@@ -65,8 +66,8 @@ __all__ = [
     "ChainVerdict",
     "Durability",
     "KEY_ENV",
-    "MEMORY",
     "MemoryAuditLog",
+    "MemoryBudgetLedger",
     "SelfApprovalError",
     "StoreSpec",
     "StoreUrlError",

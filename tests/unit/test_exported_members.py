@@ -44,7 +44,7 @@ FOLDER_API = {
         ApprovalNotFound ApprovalRequest ApprovalStatus ApprovalStore ApprovalStoreError
         AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
         BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
-        ChainVerdict Durability KEY_ENV MEMORY MemoryAuditLog SelfApprovalError StoreSpec
+        ChainVerdict Durability KEY_ENV MemoryAuditLog MemoryBudgetLedger SelfApprovalError StoreSpec
         StoreUrlError parse_store_url""",
     "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
         Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
