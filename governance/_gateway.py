@@ -29,6 +29,7 @@ from governance.policy._compile import Policy
 from governance.policy._load import PolicyFile
 from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
 from governance.stores._approvals import ApprovalStore
+from governance.stores._approvals_memory import MemoryApprovalStore
 from governance.stores._audit import AuditLog
 from governance.stores._audit_memory import MemoryAuditLog
 from governance.stores._backends import (
@@ -148,7 +149,7 @@ class Gateway(Closing):
             if spec.kind == "memory":
                 self.audit = MemoryAuditLog(key=audit_key, clock=clock)
                 opened.append(self.audit)
-                self.approvals = ApprovalStore.ephemeral(
+                self.approvals = MemoryApprovalStore(
                     clock=clock, default_ttl_seconds=ttl, key=approvals_key
                 )
                 opened.append(self.approvals)

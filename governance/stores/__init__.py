@@ -15,6 +15,7 @@ from governance.stores._approvals import (
     ApprovalStoreError,
     SelfApprovalError,
 )
+from governance.stores._approvals_memory import MemoryApprovalStore
 from governance.stores._audit import AuditEvent, AuditLog
 from governance.stores._audit_chain import KEY_ENV, ChainVerdict
 from governance.stores._audit_memory import MemoryAuditLog
@@ -66,6 +67,7 @@ __all__ = [
     "ChainVerdict",
     "Durability",
     "KEY_ENV",
+    "MemoryApprovalStore",
     "MemoryAuditLog",
     "MemoryBudgetLedger",
     "SelfApprovalError",

@@ -44,8 +44,8 @@ FOLDER_API = {
         ApprovalNotFound ApprovalRequest ApprovalStatus ApprovalStore ApprovalStoreError
         AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
         BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
-        ChainVerdict Durability KEY_ENV MemoryAuditLog MemoryBudgetLedger SelfApprovalError StoreSpec
-        StoreUrlError parse_store_url""",
+        ChainVerdict Durability KEY_ENV MemoryApprovalStore MemoryAuditLog MemoryBudgetLedger
+        SelfApprovalError StoreSpec StoreUrlError parse_store_url""",
     "tools": """LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError ToolRegistry
         Workspace builtin_registry builtin_tools business_tools database_dump file_tree fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
