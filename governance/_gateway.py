@@ -33,6 +33,7 @@ from governance.policy._compile import Policy
 from governance.policy._load import PolicyFile
 from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
 from governance.stores._approvals import RESTARTED_REASON, ApprovalStore
+from governance.stores._approvals_memory import MemoryApprovalStore
 from governance.stores._audit import AuditLog
 from governance.stores._audit_memory import MemoryAuditLog
 from governance.stores._backends import (
@@ -43,6 +44,7 @@ from governance.stores._backends import (
     parse_store_url,
 )
 from governance.stores._budgets import BudgetStore
+from governance.stores._budgets_memory import MemoryBudgetLedger
 from governance.stores._checkpoint_schedule import CheckpointingAuditLog, CheckpointSchedule
 from governance.stores._sealing import key_from_env as approvals_key_from_env
 from governance.stores._sqlite import Durability
@@ -192,11 +194,11 @@ class Gateway(Closing):
             if spec.kind == "memory":
                 self.audit = MemoryAuditLog(key=audit_key, clock=clock)
                 opened.append(self.audit)
-                self.approvals = ApprovalStore.ephemeral(
+                self.approvals = MemoryApprovalStore(
                     clock=clock, default_ttl_seconds=ttl, key=approvals_key
                 )
                 opened.append(self.approvals)
-                self.budgets = BudgetStore.ephemeral(clock=clock)
+                self.budgets = MemoryBudgetLedger(clock=clock)
                 return
             where = spec.directory or self.state_dir
             where.mkdir(parents=True, exist_ok=True)

@@ -9,15 +9,25 @@ from typing import Any, TypeVar
 
 import pytest
 
-from governance.stores import AuditLog, MemoryAuditLog
-from governance.stores._sqlite import MEMORY
+from governance.stores import (
+    ApprovalStore,
+    AuditLog,
+    BudgetStore,
+    MemoryApprovalStore,
+    MemoryAuditLog,
+    MemoryBudgetLedger,
+)
 
 T = TypeVar("T")
 
 BACKENDS = ("sqlite", "memory")
 
 # The memory backend's class for each SQLite store class it replaces.
-_IN_MEMORY: dict[Any, Callable[..., Any]] = {AuditLog: MemoryAuditLog}
+_IN_MEMORY: dict[Any, Callable[..., Any]] = {
+    ApprovalStore: MemoryApprovalStore,
+    AuditLog: MemoryAuditLog,
+    BudgetStore: MemoryBudgetLedger,
+}
 
 
 @dataclass(frozen=True)
@@ -36,10 +46,8 @@ class Backend:
     def open(self, cls: Callable[..., T], file: str = "store.db", **kwargs: Any) -> T:
         if self.durable:
             store = cls(self.root / file, **kwargs)
-        elif cls in _IN_MEMORY:
-            store = _IN_MEMORY[cls](**kwargs)
         else:
-            store = cls(MEMORY, **kwargs)
+            store = _IN_MEMORY[cls](**kwargs)
         self.opened.append(store)
         return store
 

@@ -15,6 +15,7 @@ from governance.stores._approvals import (
     ApprovalStoreError,
     SelfApprovalError,
 )
+from governance.stores._approvals_memory import MemoryApprovalStore
 from governance.stores._audit import AuditEvent, AuditLog
 from governance.stores._audit_chain import KEY_ENV, ChainVerdict
 from governance.stores._audit_memory import MemoryAuditLog
@@ -37,6 +38,7 @@ from governance.stores._budgets import (
     BudgetStore,
     BudgetStoreError,
 )
+from governance.stores._budgets_memory import MemoryBudgetLedger
 from governance.stores._checkpoint import (
     CheckpointBody,
     CheckpointReport,
@@ -60,7 +62,7 @@ from governance.stores._checkpoint_schedule import (
     CheckpointSchedule,
 )
 from governance.stores._checkpoint_schedule import schedule_from_env as checkpoint_schedule_from_env
-from governance.stores._sqlite import MEMORY, Durability
+from governance.stores._sqlite import Durability
 
 __all__ = [
     "APPROVAL_STATUSES",
@@ -99,8 +101,9 @@ __all__ = [
     "CheckpointingAuditLog",
     "Durability",
     "KEY_ENV",
-    "MEMORY",
+    "MemoryApprovalStore",
     "MemoryAuditLog",
+    "MemoryBudgetLedger",
     "RunFinding",
     "SelfApprovalError",
     "StoreSpec",

@@ -4,7 +4,7 @@ Every state change is a single conditional `UPDATE ... WHERE id = ? AND status =
 (plus `consumed = 0` for execution). Reviewers in other processes, the expiry sweep and startup
 reconciliation all go through it, so exactly one of them wins and the others learn who did.
 The file is durable per its mode (`fsync` or `os`, see governance.stores._sqlite);
-`ApprovalStore.ephemeral()` runs the same SQL in memory.
+The memory backend (`MemoryApprovalStore`) keeps the same arbiter in Python under one lock.
 """
 
 from __future__ import annotations
@@ -32,12 +32,9 @@ from governance.screening._redaction import redact
 from governance.stores._private_file import ensure_private
 from governance.stores._sealing import SealError, seal, unseal
 from governance.stores._sqlite import (
-    MEMORY,
     Durability,
     SqliteStore,
     check_durability,
-    is_memory,
-    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -191,7 +188,6 @@ class ApprovalRequest:
         return edited if edited is not None else self.shown_arguments
 
 
-
 def _require_text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string, not {value!r}")
@@ -223,132 +219,18 @@ def _owner(awaiting: str | None) -> str | None:
     return current_process_token() if awaiting is not None else None
 
 
-def _conflict(request: ApprovalRequest) -> ApprovalConflict:
-    """The loser's error, naming the state the winner left."""
-    rid, status = request.id, request.status
-    if status in ("approved", "rejected"):
-        message = f"{rid} is already {status} by {request.decided_by}"
-    elif status == "expired":
-        why = request.status_reason
-        message = f"{rid} has expired" + (f" ({why})" if why and why != EXPIRED_REASON else "")
-    elif status == "cancelled":
-        message = f"{rid} was cancelled by {request.decided_by}"
-        if request.status_reason:
-            message += f": {request.status_reason}"
-    else:
-        message = f"{rid} is still pending"
-    return ApprovalConflict(rid, status, message)
+class ApprovalRows:
+    """What every approval backend shares: checking a proposal, sealing raw arguments, reading
+    a stored row back, the reviewer checks and the loser's error. Rows are kept as the SQLite
+    columns hold them (text), so a request reads the same from either backend."""
 
+    _where: str  # what messages name: the file, or `memory:`
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        conn.execute(statement)
-
-
-class ApprovalStore(SqliteStore):
-    """Approval requests in one SQLite file (WAL), shared by threads and processes.
-
-    One connection per store behind a lock; other processes are arbitrated by SQLite itself.
-    Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
-
-    The file (and its WAL/SHM side files) is mode 0600. Raw arguments are kept only in the
-    `sealed_*` columns, encrypted with `key` (see governance.stores._sealing) when one is given; the
-    `arguments` and `approved_arguments` columns hold redacted copies for display.
-    """
-
-    _label = "approval store"
-    _error = ApprovalStoreError
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        default_ttl_seconds: float = 300.0,
-        busy_timeout: float = 5.0,
-        key: bytes | None = None,
-        durability: Durability = "fsync",
-    ) -> None:
-        self.path = Path(path)
-        self.durability = check_durability(durability)
+    def __init__(self, *, clock: Clock | None, default_ttl_seconds: float, key: bytes | None):
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self.default_ttl_seconds = self._check_ttl(default_ttl_seconds)
-        super().__init__()
-        self._closed = threading.Event()
-        try:
-            self._conn = self._connect(busy_timeout)
-        except (sqlite3.Error, OSError) as exc:
-            raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
-
-    @classmethod
-    def ephemeral(
-        cls,
-        *,
-        clock: Clock | None = None,
-        default_ttl_seconds: float = 300.0,
-        key: bytes | None = None,
-    ) -> ApprovalStore:
-        """A store in memory: the same SQL and arbiter, nothing on disk, gone on `close()`.
-        Only this store object sees its requests (there is no file for a CLI to open)."""
-        return cls(MEMORY, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
-
-    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        memory = is_memory(self.path)
-        if memory:
-            # A copy of a pristine database: the current schema, nothing to migrate.
-            conn = memory_database("approvals", _create_schema)
-        else:
-            ensure_private(self.path)
-            # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
-            conn = open_connection(
-                self.path, durability=self.durability, busy_timeout=busy_timeout
-            )
-        try:
-            # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
-            conn.execute("PRAGMA secure_delete = ON")  # a connection setting: never copied
-            if not memory:
-                _create_schema(conn)
-                self._migrate(conn)
-                ensure_private(self.path)  # the WAL and SHM files now exist
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Bring a file from before sealing up to date: add the columns, seal the raw arguments
-        the old `arguments` columns held in clear, and leave redacted copies in their place."""
-        have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
-        if all(column in have for column in _LATER_COLUMNS) and not conn.execute(
-            "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
-        ).fetchone():
-            return
-        with transaction(conn):
-            have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
-            for column in _LATER_COLUMNS:
-                if column not in have:
-                    conn.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")
-            rows = conn.execute(
-                "SELECT id, run_id, call_id, tool, arguments_digest, arguments, "
-                "approved_arguments FROM approvals WHERE sealed_arguments IS NULL"
-            ).fetchall()
-            for rid, run_id, call_id, tool, digest, raw, raw_edit in rows:
-                bound = (rid, run_id, call_id, tool, digest)
-                conn.execute(
-                    "UPDATE approvals SET sealed_arguments = ?, sealed_approved_arguments = ?, "
-                    "arguments = ?, approved_arguments = ? WHERE id = ?",
-                    (
-                        seal(raw, self._key, _aad(*bound, "arguments")),
-                        None
-                        if raw_edit is None
-                        else seal(raw_edit, self._key, _aad(*bound, "approved_arguments")),
-                        _redacted_text(raw),
-                        None if raw_edit is None else _redacted_text(raw_edit),
-                        rid,
-                    ),
-                )
-            conn.execute("COMMIT")
+        self._closed = threading.Event()  # set on close: wakes every waiter
 
     @staticmethod
     def _check_ttl(ttl: float) -> float:
@@ -357,10 +239,6 @@ class ApprovalStore(SqliteStore):
         if not math.isfinite(ttl) or ttl <= 0:
             raise ValueError(f"ttl must be a positive finite number of seconds, not {ttl!r}")
         return float(ttl)
-
-    def close(self) -> None:
-        self._closed.set()  # wakes every waiter: nothing more will be decided here
-        super().close()
 
     def now(self) -> dt.datetime:
         """The store's clock, in aware UTC: what expiry is judged against."""
@@ -372,15 +250,8 @@ class ApprovalStore(SqliteStore):
     def _now(self) -> str:
         return utc_text(self.now())
 
-    # -- reading ---------------------------------------------------------------------------
-
-    def _row(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRequest:
-        row = conn.execute(
-            f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
-        ).fetchone()
-        if row is None:
-            raise ApprovalNotFound(f"no approval request {approval_id!r} in {self.path}")
-        return self._parse(row)
+    def _not_found(self, approval_id: str) -> ApprovalNotFound:
+        return ApprovalNotFound(f"no approval request {approval_id!r} in {self._where}")
 
     def _parse(self, row: tuple[Any, ...]) -> ApprovalRequest:
         rid = row[0]
@@ -439,7 +310,7 @@ class ApprovalStore(SqliteStore):
             )
         except (TypeError, ValueError) as exc:
             raise ApprovalStoreError(
-                f"approval request {rid!r} in {self.path} is malformed: {exc}"
+                f"approval request {rid!r} in {self._where} is malformed: {exc}"
             ) from exc
 
     def _open(
@@ -463,6 +334,282 @@ class ApprovalStore(SqliteStore):
         if not isinstance(args, dict) or not (edited is None or isinstance(edited, dict)):
             return {}, None, "approval_arguments_tampered"
         return args, edited, None
+
+    def _proposal(
+        self,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        arguments_digest: str,
+        principal: Principal,
+        policy_digest: str,
+        rule_ids: Sequence[str],
+        reason: str,
+        risk: Risk,
+        ttl_seconds: float | None,
+        waiter: str | None,
+    ) -> tuple[str, str, dt.datetime, dt.datetime]:
+        """A checked proposal: (raw JSON, redacted JSON, created, expires); ValueError if not."""
+        for name, value in (
+            ("run_id", run_id), ("call_id", call_id), ("tool", tool),
+            ("arguments_digest", arguments_digest), ("policy_digest", policy_digest),
+            ("reason", reason), ("principal.actor", principal.actor),
+        ):  # fmt: skip
+            _require_text(name, value)
+        if not isinstance(principal.agent, str) or not isinstance(principal.team, str):
+            raise ValueError("principal.agent and principal.team must be strings")
+        if isinstance(rule_ids, str) or not all(isinstance(r, str) for r in rule_ids):
+            raise ValueError(f"rule_ids must be a sequence of strings, not {rule_ids!r}")
+        if risk not in RISKS:
+            raise ValueError(f"unknown risk {risk!r}; use one of {RISKS}")
+        if waiter is not None:
+            _require_text("waiter", waiter)
+        ttl = self.default_ttl_seconds if ttl_seconds is None else self._check_ttl(ttl_seconds)
+        args_text = _json_object("arguments", arguments)
+        shown_text = _redacted_text(args_text)
+        now = self.now()
+        try:
+            expires = now + dt.timedelta(seconds=ttl)
+        except OverflowError as exc:
+            raise ValueError(f"ttl {ttl!r} s is too far in the future") from exc
+        return args_text, shown_text, now, expires
+
+    def _seal(self, bound: tuple[str, str, str, str, str], args_text: str) -> str:
+        """Raw arguments sealed to their request (id, run, call, tool, digest)."""
+        return seal(args_text, self._key, _aad(*bound, "arguments"))
+
+    def _edit(
+        self, current: ApprovalRequest, approved_arguments: str | None
+    ) -> tuple[str | None, str | None]:
+        """A reviewer's edit as stored: (redacted copy, sealed raw), or (None, None)."""
+        if approved_arguments is None:
+            return None, None
+        bound = (current.id, current.run_id, current.call_id, current.tool)
+        aad = _aad(*bound, current.arguments_digest, "approved_arguments")
+        return _redacted_text(approved_arguments), seal(approved_arguments, self._key, aad)
+
+    @staticmethod
+    def _conflict_unrecorded(approval_id: str) -> ApprovalConflict:
+        """A review of a request whose `approval.required` is not yet on the audit chain."""
+        return ApprovalConflict(
+            approval_id,
+            "pending",
+            f"{approval_id} is not yet recorded on the audit chain; try again shortly",
+        )
+
+    @staticmethod
+    def _require_finding(finding: str) -> None:
+        _require_text("finding", finding)
+
+    @staticmethod
+    def _owner(awaiting: str | None) -> str | None:
+        return current_process_token() if awaiting is not None else None
+
+    @staticmethod
+    def _conflict(request: ApprovalRequest) -> ApprovalConflict:
+        """The loser's error, naming the state the winner left."""
+        rid, status = request.id, request.status
+        if status in ("approved", "rejected"):
+            message = f"{rid} is already {status} by {request.decided_by}"
+        elif status == "expired":
+            why = request.status_reason
+            message = f"{rid} has expired" + (f" ({why})" if why and why != EXPIRED_REASON else "")
+        elif status == "cancelled":
+            message = f"{rid} was cancelled by {request.decided_by}"
+            if request.status_reason:
+                message += f": {request.status_reason}"
+        else:
+            message = f"{rid} is still pending"
+        return ApprovalConflict(rid, status, message)
+
+    @staticmethod
+    def _check_reviewer(
+        request: ApprovalRequest, reviewer: str, known: Sequence[str], *, refuse_actor: bool
+    ) -> None:
+        """Reviewers are compared by skeleton: a look-alike of the proposer is the proposer."""
+        problem = name_problem(reviewer)
+        if problem is not None:
+            raise IdentityRefused(f"reviewer name refused: {problem}")
+        if refuse_actor and same_person(reviewer, request.actor):
+            same = reviewer.strip() == request.actor.strip()
+            looks = "" if same else f" ({ascii(reviewer)} looks like it)"
+            raise SelfApprovalError(
+                f"{request.id} was proposed by {request.actor!r}{looks}, who cannot approve it; "
+                "another reviewer must"
+            )
+        other = look_alike(reviewer, known)
+        if other is not None:
+            raise IdentityRefused(
+                f"reviewer {ascii(reviewer)} looks like the existing name {other!r} but is spelled "
+                "differently; use the exact name (look-alike names are one person, never two)"
+            )
+
+    def _decide(
+        self,
+        approval_id: str,
+        status: ApprovalStatus,
+        *,
+        decided_by: str,
+        comment: str | None,
+        status_reason: str | None = None,
+        approved_arguments: str | None = None,
+        refuse_actor: bool = False,
+        check_name: bool = False,
+        awaiting: str | None = None,
+    ) -> ApprovalRequest:
+        raise NotImplementedError
+
+    def approve(
+        self,
+        approval_id: str,
+        reviewer: str,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        comment: str | None = None,
+        awaiting: str | None = None,
+    ) -> ApprovalRequest:
+        """Approve a pending request, optionally with edited arguments (kept apart from the
+        proposal). The proposing actor cannot; a lost race raises ApprovalConflict."""
+        _require_text("reviewer", reviewer)
+        edited = None if arguments is None else _json_object("approved arguments", arguments)
+        return self._decide(
+            approval_id,
+            "approved",
+            decided_by=reviewer,
+            comment=comment,
+            approved_arguments=edited,
+            refuse_actor=True,
+            check_name=True,
+            awaiting=awaiting,
+        )
+
+    def reject(
+        self, approval_id: str, reviewer: str, *, comment: str, awaiting: str | None = None
+    ) -> ApprovalRequest:
+        """Reject a pending request; a rejection must say why."""
+        _require_text("reviewer", reviewer)
+        _require_text("comment", comment)
+        return self._decide(
+            approval_id,
+            "rejected",
+            decided_by=reviewer,
+            comment=comment,
+            check_name=True,
+            awaiting=awaiting,
+        )
+
+    def cancel(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
+        """Withdraw a pending request (for example its run ended); `reason` is kept."""
+        _require_text("by", by)
+        _require_text("reason", reason)
+        return self._decide(
+            approval_id, "cancelled", decided_by=by, comment=None, status_reason=reason
+        )
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+
+
+class ApprovalStore(ApprovalRows, SqliteStore):
+    """Approval requests in one SQLite file (WAL), shared by threads and processes.
+
+    One connection per store behind a lock; other processes are arbitrated by SQLite itself.
+    Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
+
+    The file (and its WAL/SHM side files) is mode 0600. Raw arguments are kept only in the
+    `sealed_*` columns, encrypted with `key` (see governance.stores._sealing) when one is given; the
+    `arguments` and `approved_arguments` columns hold redacted copies for display.
+    """
+
+    _label = "approval store"
+    _error = ApprovalStoreError
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        default_ttl_seconds: float = 300.0,
+        busy_timeout: float = 5.0,
+        key: bytes | None = None,
+        durability: Durability = "fsync",
+    ) -> None:
+        self.path = Path(path)
+        self._where = str(self.path)
+        self.durability = check_durability(durability)
+        ApprovalRows.__init__(self, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
+        SqliteStore.__init__(self)
+        try:
+            self._conn = self._connect(busy_timeout)
+        except (sqlite3.Error, OSError) as exc:
+            raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        ensure_private(self.path)
+        # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
+        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
+        try:
+            # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
+            conn.execute("PRAGMA secure_delete = ON")
+            _create_schema(conn)
+            self._migrate(conn)
+            ensure_private(self.path)  # the WAL and SHM files now exist
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring a file from before sealing up to date: add the columns, seal the raw arguments
+        the old `arguments` columns held in clear, and leave redacted copies in their place."""
+        have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+        if all(column in have for column in _LATER_COLUMNS) and not conn.execute(
+            "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
+        ).fetchone():
+            return
+        with transaction(conn):
+            have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+            for column in _LATER_COLUMNS:
+                if column not in have:
+                    conn.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")
+            rows = conn.execute(
+                "SELECT id, run_id, call_id, tool, arguments_digest, arguments, "
+                "approved_arguments FROM approvals WHERE sealed_arguments IS NULL"
+            ).fetchall()
+            for rid, run_id, call_id, tool, digest, raw, raw_edit in rows:
+                bound = (rid, run_id, call_id, tool, digest)
+                conn.execute(
+                    "UPDATE approvals SET sealed_arguments = ?, sealed_approved_arguments = ?, "
+                    "arguments = ?, approved_arguments = ? WHERE id = ?",
+                    (
+                        seal(raw, self._key, _aad(*bound, "arguments")),
+                        None
+                        if raw_edit is None
+                        else seal(raw_edit, self._key, _aad(*bound, "approved_arguments")),
+                        _redacted_text(raw),
+                        None if raw_edit is None else _redacted_text(raw_edit),
+                        rid,
+                    ),
+                )
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._closed.set()  # wakes every waiter: nothing more will be decided here
+        super().close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _row(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRequest:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
+        ).fetchone()
+        if row is None:
+            raise self._not_found(approval_id)
+        return self._parse(row)
 
     def get(self, approval_id: str) -> ApprovalRequest:
         """The request as stored now. Raises ApprovalNotFound."""
@@ -516,28 +663,11 @@ class ApprovalStore(SqliteStore):
         `awaiting` names the audit event the caller writes next (`recorded` clears it); until
         then the request cannot be reviewed, and a crash leaves it for start-up reconciliation.
         """
-        for name, value in (
-            ("run_id", run_id), ("call_id", call_id), ("tool", tool),
-            ("arguments_digest", arguments_digest), ("policy_digest", policy_digest),
-            ("reason", reason), ("principal.actor", principal.actor),
-        ):  # fmt: skip
-            _require_text(name, value)
-        if not isinstance(principal.agent, str) or not isinstance(principal.team, str):
-            raise ValueError("principal.agent and principal.team must be strings")
-        if isinstance(rule_ids, str) or not all(isinstance(r, str) for r in rule_ids):
-            raise ValueError(f"rule_ids must be a sequence of strings, not {rule_ids!r}")
-        if risk not in RISKS:
-            raise ValueError(f"unknown risk {risk!r}; use one of {RISKS}")
-        if waiter is not None:
-            _require_text("waiter", waiter)
-        ttl = self.default_ttl_seconds if ttl_seconds is None else self._check_ttl(ttl_seconds)
-        args_text = _json_object("arguments", arguments)
-        shown_text = _redacted_text(args_text)
-        now = self.now()
-        try:
-            expires = now + dt.timedelta(seconds=ttl)
-        except OverflowError as exc:
-            raise ValueError(f"ttl {ttl!r} s is too far in the future") from exc
+        args_text, shown_text, now, expires = self._proposal(
+            run_id=run_id, call_id=call_id, tool=tool, arguments=arguments,
+            arguments_digest=arguments_digest, principal=principal, policy_digest=policy_digest,
+            rule_ids=rule_ids, reason=reason, risk=risk, ttl_seconds=ttl_seconds, waiter=waiter,
+        )  # fmt: skip
         with self._session(f"park call {call_id!r}") as conn:
             with transaction(conn):  # id allocation is serialised across processes
                 last = conn.execute(
@@ -545,11 +675,7 @@ class ApprovalStore(SqliteStore):
                 ).fetchone()
                 seq = (int(last[0]) if last else 0) + 1
                 rid = f"apr-{seq}"
-                sealed = seal(
-                    args_text,
-                    self._key,
-                    _aad(rid, run_id, call_id, tool, arguments_digest, "arguments"),
-                )
+                sealed = self._seal((rid, run_id, call_id, tool, arguments_digest), args_text)
                 conn.execute(
                     f"INSERT INTO approvals (seq, {_COLUMNS}, in_flight_by) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -559,7 +685,7 @@ class ApprovalStore(SqliteStore):
                         principal.actor, principal.agent, principal.team, policy_digest,
                         json.dumps(list(rule_ids)), reason, risk, "pending", utc_text(now),
                         utc_text(expires), None, None, None, None, None, 0, waiter,
-                        sealed, None, awaiting, None, _owner(awaiting),
+                        sealed, None, awaiting, None, self._owner(awaiting),
                     ),
                 )  # fmt: skip
                 conn.execute("COMMIT")
@@ -584,24 +710,21 @@ class ApprovalStore(SqliteStore):
         with self._session(f"decide request {approval_id!r}") as conn:
             current = self._row(conn, approval_id)
             if refuse_actor or check_name:
-                self._check_reviewer(conn, current, decided_by, refuse_actor=refuse_actor)
-            if review and current.status == "pending" and current.in_flight == "approval.required":
-                raise ApprovalConflict(
-                    approval_id,
-                    "pending",
-                    f"{approval_id} is not yet recorded on the audit chain; try again shortly",
+                known = conn.execute(
+                    "SELECT actor FROM approvals UNION SELECT decided_by FROM approvals "
+                    "WHERE decided_by IS NOT NULL"
                 )
-            shown_edit = sealed_edit = None
-            if approved_arguments is not None:
-                shown_edit = _redacted_text(approved_arguments)
-                bound = (current.id, current.run_id, current.call_id, current.tool)
-                aad = _aad(*bound, current.arguments_digest, "approved_arguments")
-                sealed_edit = seal(approved_arguments, self._key, aad)
+                self._check_reviewer(
+                    current, decided_by, [str(n) for (n,) in known], refuse_actor=refuse_actor
+                )
+            if review and current.status == "pending" and current.in_flight == "approval.required":
+                raise self._conflict_unrecorded(approval_id)
+            shown_edit, sealed_edit = self._edit(current, approved_arguments)
             won = conn.execute(
                 _DECIDE,
                 (
                     status, decided_by, now, comment, shown_edit, sealed_edit, status_reason,
-                    awaiting, _owner(awaiting), approval_id, now, int(review),
+                    awaiting, self._owner(awaiting), approval_id, now, int(review),
                 ),
             ).rowcount  # fmt: skip
             if won == 1:
@@ -609,83 +732,7 @@ class ApprovalStore(SqliteStore):
             # Lost: either someone else decided, or it is due and the expiry is recorded first.
             conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
             current = self._row(conn, approval_id)
-        raise _conflict(current)
-
-    @staticmethod
-    def _check_reviewer(
-        conn: sqlite3.Connection, request: ApprovalRequest, reviewer: str, *, refuse_actor: bool
-    ) -> None:
-        """Reviewers are compared by skeleton: a look-alike of the proposer is the proposer."""
-        problem = name_problem(reviewer)
-        if problem is not None:
-            raise IdentityRefused(f"reviewer name refused: {problem}")
-        if refuse_actor and same_person(reviewer, request.actor):
-            same = reviewer.strip() == request.actor.strip()
-            looks = "" if same else f" ({ascii(reviewer)} looks like it)"
-            raise SelfApprovalError(
-                f"{request.id} was proposed by {request.actor!r}{looks}, who cannot approve it; "
-                "another reviewer must"
-            )
-        known = [
-            str(name)
-            for (name,) in conn.execute(
-                "SELECT actor FROM approvals UNION SELECT decided_by FROM approvals "
-                "WHERE decided_by IS NOT NULL"
-            )
-        ]
-        other = look_alike(reviewer, known)
-        if other is not None:
-            raise IdentityRefused(
-                f"reviewer {ascii(reviewer)} looks like the existing name {other!r} but is spelled "
-                "differently; use the exact name (look-alike names are one person, never two)"
-            )
-
-    def approve(
-        self,
-        approval_id: str,
-        reviewer: str,
-        *,
-        arguments: Mapping[str, Any] | None = None,
-        comment: str | None = None,
-        awaiting: str | None = None,
-    ) -> ApprovalRequest:
-        """Approve a pending request, optionally with edited arguments (kept apart from the
-        proposal). The proposing actor cannot; a lost race raises ApprovalConflict."""
-        _require_text("reviewer", reviewer)
-        edited = None if arguments is None else _json_object("approved arguments", arguments)
-        return self._decide(
-            approval_id,
-            "approved",
-            decided_by=reviewer,
-            comment=comment,
-            approved_arguments=edited,
-            refuse_actor=True,
-            check_name=True,
-            awaiting=awaiting,
-        )
-
-    def reject(
-        self, approval_id: str, reviewer: str, *, comment: str, awaiting: str | None = None
-    ) -> ApprovalRequest:
-        """Reject a pending request; a rejection must say why."""
-        _require_text("reviewer", reviewer)
-        _require_text("comment", comment)
-        return self._decide(
-            approval_id,
-            "rejected",
-            decided_by=reviewer,
-            comment=comment,
-            check_name=True,
-            awaiting=awaiting,
-        )
-
-    def cancel(self, approval_id: str, *, by: str, reason: str) -> ApprovalRequest:
-        """Withdraw a pending request (for example its run ended); `reason` is kept."""
-        _require_text("by", by)
-        _require_text("reason", reason)
-        return self._decide(
-            approval_id, "cancelled", decided_by=by, comment=None, status_reason=reason
-        )
+        raise self._conflict(current)
 
     def expire_due(self) -> builtins.list[str]:
         """Mark every pending request past its expiry `expired`; the ids this call expired."""
@@ -743,7 +790,7 @@ class ApprovalStore(SqliteStore):
                 "UPDATE approvals SET consumed = 1, in_flight = ?, in_flight_by = ? "
                 "WHERE id = ? AND status = 'approved' AND consumed = 0 AND expires_at > ? "
                 "AND in_flight IS NULL AND in_doubt IS NULL",
-                (awaiting, _owner(awaiting), approval_id, now),
+                (awaiting, self._owner(awaiting), approval_id, now),
             ).rowcount
             if won == 1:
                 return True
@@ -783,7 +830,7 @@ class ApprovalStore(SqliteStore):
     def mark_in_doubt(self, approval_id: str, finding: str) -> ApprovalRequest:
         """Record a crash finding on the request. A pending one is cancelled (nobody was asked
         through the audited path); an approved one can no longer be consumed."""
-        _require_text("finding", finding)
+        self._require_finding(finding)
         now = self._now()
         with self._session(f"mark request {approval_id!r} in doubt") as conn:
             conn.execute(

@@ -2,14 +2,15 @@
 the audit log, and how a store URL picks the backend that provides them.
 
 Backends today: the SQLite files (`sqlite`, the durable default, in `fsync` or `os` durability)
-and `memory` (nothing on disk, no fsync, for scenario runs: the audit log in Python,
-`MemoryAuditLog`; approvals and budgets the same SQL over `:memory:`). A
+and `memory` (nothing on disk, no fsync, for scenario runs: `MemoryAuditLog`,
+`MemoryApprovalStore`, `MemoryBudgetLedger`, in Python, each arbitrated by one lock). A
 server backend (PostgreSQL) plugs in by implementing the three protocols below; the contract
 tests in tests/unit/governance/stores/ run against every backend. What a backend must keep:
 
 - approvals: every state change is ONE conditional update (`... WHERE status = 'pending'`, and
-  `consumed = 0` for execution) evaluated by the database, never a read-then-write in Python;
-  that update is the only arbiter between reviewers, the expiry sweep and reconciliation.
+  `consumed = 0` for execution) evaluated by the database (in memory: checked and set under
+  the store's one lock), never a read-then-write across two steps; that update is the only
+  arbiter between reviewers, the expiry sweep and reconciliation.
 - budgets: `reserve` counts and inserts in one serialisable transaction (no overshoot under any
   number of concurrent gateways); a reset inserts a watermark and never deletes a ledger row.
 - audit: `seq` is per run, gap-free, allocated inside the appending transaction; `append_many`

@@ -4,8 +4,8 @@ A reservation counts and inserts in one `BEGIN IMMEDIATE` transaction, so thread
 sharing the file can never overshoot a limit. A reset inserts a watermark approved by two people
 and never deletes or rewrites a ledger row: what happened before stays as evidence. Every
 failure is a `BudgetStoreError`, which the firewall turns into "do not execute". The file is
-durable per its mode (`fsync` or `os`, see governance.stores._sqlite); `BudgetStore.ephemeral()`
-runs the same SQL in memory.
+durable per its mode (`fsync` or `os`, see governance.stores._sqlite); the memory backend
+(`MemoryBudgetLedger`) keeps the same rules in Python.
 """
 
 from __future__ import annotations
@@ -25,12 +25,9 @@ from governance.core._identity import look_alike, name_problem, skeleton
 from governance.policy._model import BUDGET_SCOPES, BudgetScope
 from governance.policy._rules import Budget
 from governance.stores._sqlite import (
-    MEMORY,
     Durability,
     SqliteStore,
     check_durability,
-    is_memory,
-    memory_database,
     open_connection,
     transaction,
     utc_text,
@@ -249,18 +246,18 @@ class LedgerRow:
     settled_at: dt.datetime | None
 
 
-def _epoch_us(moment: dt.datetime) -> int:
+def epoch_us(moment: dt.datetime) -> int:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError("the clock returned a naive datetime; budget timestamps must be UTC")
     return (moment - _EPOCH) // _MICROSECOND
 
 
-def _from_us(value: int) -> dt.datetime:
+def from_us(value: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=value)
 
 
 def _iso(value: int) -> str:
-    return utc_text(_from_us(value))
+    return utc_text(from_us(value))
 
 
 def _person(name: str) -> str:
@@ -268,14 +265,80 @@ def _person(name: str) -> str:
     return skeleton(name)
 
 
-def _restrictiveness(denial: BudgetDenial) -> tuple[int, int, str]:
+def restrictiveness(denial: BudgetDenial) -> tuple[int, int, str]:
     return (denial.limit - denial.used, SCOPE_ORDER.index(denial.scope), denial.budget_id)
 
 
-def _check_unique(budgets: Sequence[Budget]) -> None:
+def check_unique(budgets: Sequence[Budget]) -> None:
     ids = [budget.id for budget in budgets]
     if len(set(ids)) != len(ids):
         raise BudgetStoreError(f"budget ids must be unique, got {ids}")
+
+
+def check_reset(
+    budget_id: str,
+    key: str,
+    by: str,
+    approved_by: str,
+    reason: str,
+    agent_principal: Principal | None,
+) -> None:
+    """What every backend refuses before it looks at the ledger (BudgetResetRefused)."""
+    if not isinstance(budget_id, str) or not budget_id.strip():
+        raise BudgetResetRefused("missing_budget", "name the budget to reset")
+    if not isinstance(key, str):
+        raise BudgetResetRefused("missing_budget", "name the key to reset")
+    for role, name in (("by", by), ("approved_by", approved_by)):
+        if not isinstance(name, str) or not name.strip():
+            raise BudgetResetRefused(
+                "missing_operator", f"a reset needs two named operators: {role} is empty"
+            )
+    if not isinstance(reason, str) or not reason.strip():
+        raise BudgetResetRefused(
+            "missing_reason", "a reset needs a reason: say why the budget may be released"
+        )
+    for name in (by, approved_by):
+        problem = name_problem(name)
+        if problem is not None:
+            raise BudgetResetRefused("invalid_operator", f"operator name refused: {problem}")
+    if _person(by) == _person(approved_by):
+        same = by.strip() == approved_by.strip()
+        looks = "" if same else f" ({ascii(approved_by)} looks like it)"
+        raise BudgetResetRefused(
+            "same_person",
+            f"{by!r}{looks} cannot both request and approve a reset: a second person must "
+            "approve",
+        )
+    if agent_principal is not None:
+        refuse_agent(
+            by,
+            approved_by,
+            {agent_principal.actor, agent_principal.agent},
+            "the agent's own principal",
+        )
+
+
+def refuse_look_alikes(known: Sequence[str], by: str, approved_by: str) -> None:
+    """A name that looks like a known operator or principal but is spelled otherwise."""
+    for name in (by, approved_by):
+        other = look_alike(name, known)
+        if other is not None:
+            raise BudgetResetRefused(
+                "look_alike",
+                f"{ascii(name)} looks like the existing name {other!r} but is spelled "
+                "differently; use the exact name (look-alike names are one person)",
+            )
+
+
+def refuse_agent(by: str, approved_by: str, names: set[str], what: str) -> None:
+    barred = {_person(name) for name in names if name.strip()}
+    for name in (by, approved_by):
+        if _person(name) in barred:
+            raise BudgetResetRefused(
+                "self_release",
+                f"{name!r} is {what} and cannot release its own budget: ask two other "
+                "operators",
+            )
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
@@ -316,14 +379,7 @@ class BudgetStore(SqliteStore):
         except Exception as exc:
             raise BudgetStoreError(f"cannot open budget store {self.path}: {exc}") from exc
 
-    @classmethod
-    def ephemeral(cls, *, clock: Clock | None = None) -> BudgetStore:
-        """A ledger in memory: the same SQL and triggers, nothing on disk, gone on `close()`."""
-        return cls(MEMORY, clock=clock)
-
     def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        if is_memory(self.path):
-            return memory_database("budgets", _create_schema)
         # fsync: a reservation is on disk before the call it guards may run.
         conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
         try:
@@ -334,7 +390,7 @@ class BudgetStore(SqliteStore):
         return conn
 
     def _now_us(self) -> int:
-        return _epoch_us(self._clock.now())
+        return epoch_us(self._clock.now())
 
     @staticmethod
     def _watermark(conn: sqlite3.Connection, budget_id: str, key: str) -> tuple[int, int | None]:
@@ -364,7 +420,7 @@ class BudgetStore(SqliteStore):
         """Hold one slot in every budget that counts this call, or name the one that is spent."""
         if impact not in IMPACTS:
             raise BudgetStoreError(f"unknown impact {impact!r}: expected one of {list(IMPACTS)}")
-        _check_unique(budgets)
+        check_unique(budgets)
         applicable = [budget for budget in budgets if budget.applies_to(call.tool, impact)]
         with self._session(f"reserve budget for call {call.call_id!r}") as conn:
             if not applicable:
@@ -404,7 +460,7 @@ class BudgetStore(SqliteStore):
         """
         if impact not in IMPACTS:
             raise BudgetStoreError(f"unknown impact {impact!r}: expected one of {list(IMPACTS)}")
-        _check_unique(budgets)
+        check_unique(budgets)
         applicable = [budget for budget in budgets if budget.applies_to(call.tool, impact)]
         with self._session(f"check budget for call {call.call_id!r}") as conn:
             if not applicable:
@@ -427,7 +483,7 @@ class BudgetStore(SqliteStore):
                         budget.id, budget.scope, key, used, budget.limit, budget.window_seconds
                     )
                 )
-        return min(exhausted, key=_restrictiveness) if exhausted else None
+        return min(exhausted, key=restrictiveness) if exhausted else None
 
     def settle(self, reservation: BudgetReservation, outcome: SettleOutcome) -> None:
         """Record what became of a reserved call.
@@ -470,7 +526,7 @@ class BudgetStore(SqliteStore):
 
     def usage(self, call: ToolCall, budgets: Sequence[Budget]) -> dict[str, int]:
         """{budget id: used} for each budget, under the key this call would be charged to."""
-        _check_unique(budgets)
+        check_unique(budgets)
         with self._session(f"read budget usage for call {call.call_id!r}") as conn:
             now_us = self._now_us()
             with transaction(conn, "BEGIN"):
@@ -481,7 +537,7 @@ class BudgetStore(SqliteStore):
 
     def status(self, budgets: Sequence[Budget]) -> list[BudgetStatus]:
         """One row per (budget, key) seen in the ledger or its resets, sorted by budget, key."""
-        _check_unique(budgets)
+        check_unique(budgets)
         out: list[BudgetStatus] = []
         with self._session("read budget status") as conn:
             now_us = self._now_us()
@@ -504,7 +560,7 @@ class BudgetStore(SqliteStore):
                                 limit=budget.limit,
                                 window_seconds=budget.window_seconds,
                                 remaining=max(budget.limit - used, 0),
-                                watermark=None if at_us is None else _from_us(at_us),
+                                watermark=None if at_us is None else from_us(at_us),
                             )
                         )
         return out
@@ -524,38 +580,7 @@ class BudgetStore(SqliteStore):
         Inserts a watermark row; every earlier ledger row stays. The agent's own actor and
         agent names are refused, and so is anyone charged to this key since the last reset.
         """
-        if not isinstance(budget_id, str) or not budget_id.strip():
-            raise BudgetResetRefused("missing_budget", "name the budget to reset")
-        if not isinstance(key, str):
-            raise BudgetResetRefused("missing_budget", "name the key to reset")
-        for role, name in (("by", by), ("approved_by", approved_by)):
-            if not isinstance(name, str) or not name.strip():
-                raise BudgetResetRefused(
-                    "missing_operator", f"a reset needs two named operators: {role} is empty"
-                )
-        if not isinstance(reason, str) or not reason.strip():
-            raise BudgetResetRefused(
-                "missing_reason", "a reset needs a reason: say why the budget may be released"
-            )
-        for name in (by, approved_by):
-            problem = name_problem(name)
-            if problem is not None:
-                raise BudgetResetRefused("invalid_operator", f"operator name refused: {problem}")
-        if _person(by) == _person(approved_by):
-            same = by.strip() == approved_by.strip()
-            looks = "" if same else f" ({ascii(approved_by)} looks like it)"
-            raise BudgetResetRefused(
-                "same_person",
-                f"{by!r}{looks} cannot both request and approve a reset: a second person must "
-                "approve",
-            )
-        if agent_principal is not None:
-            self._refuse_agent(
-                by,
-                approved_by,
-                {agent_principal.actor, agent_principal.agent},
-                "the agent's own principal",
-            )
+        check_reset(budget_id, key, by, approved_by, reason, agent_principal)
         with self._session(f"reset budget {budget_id!r} for {key!r}") as conn:
             now_us = self._now_us()
             with transaction(conn):
@@ -565,13 +590,17 @@ class BudgetStore(SqliteStore):
                     "WHERE budget_id = ? AND key = ? AND id > ?",
                     (budget_id, key, previous),
                 ).fetchall()
-                self._refuse_agent(
+                refuse_agent(
                     by,
                     approved_by,
                     {str(name) for row in charged for name in row},
                     f"charged to {budget_id} {key!r}",
                 )
-                self._refuse_look_alikes(conn, by, approved_by)
+                known = conn.execute(
+                    "SELECT by FROM budget_resets UNION SELECT approved_by FROM budget_resets "
+                    "UNION SELECT actor FROM budget_ledger UNION SELECT agent FROM budget_ledger"
+                )
+                refuse_look_alikes([str(name) for (name,) in known], by, approved_by)
                 (after_row,) = conn.execute(
                     "SELECT COALESCE(MAX(id), 0) FROM budget_ledger"
                 ).fetchone()
@@ -591,42 +620,12 @@ class BudgetStore(SqliteStore):
             id=int(reset_id),
             budget_id=budget_id,
             key=key,
-            at=_from_us(now_us),
+            at=from_us(now_us),
             by=by.strip(),
             approved_by=approved_by.strip(),
             reason=reason.strip(),
             after_row=int(after_row),
         )
-
-    @staticmethod
-    def _refuse_look_alikes(conn: sqlite3.Connection, by: str, approved_by: str) -> None:
-        """A name that looks like a known operator or principal but is spelled otherwise."""
-        known = [
-            str(name)
-            for (name,) in conn.execute(
-                "SELECT by FROM budget_resets UNION SELECT approved_by FROM budget_resets "
-                "UNION SELECT actor FROM budget_ledger UNION SELECT agent FROM budget_ledger"
-            )
-        ]
-        for name in (by, approved_by):
-            other = look_alike(name, known)
-            if other is not None:
-                raise BudgetResetRefused(
-                    "look_alike",
-                    f"{ascii(name)} looks like the existing name {other!r} but is spelled "
-                    "differently; use the exact name (look-alike names are one person)",
-                )
-
-    @staticmethod
-    def _refuse_agent(by: str, approved_by: str, names: set[str], what: str) -> None:
-        barred = {_person(name) for name in names if name.strip()}
-        for name in (by, approved_by):
-            if _person(name) in barred:
-                raise BudgetResetRefused(
-                    "self_release",
-                    f"{name!r} is {what} and cannot release its own budget: ask two other "
-                    "operators",
-                )
 
     def ledger(self, budget_id: str | None = None, key: str | None = None) -> list[LedgerRow]:
         """Every ledger row (optionally for one budget and/or key), oldest first."""
@@ -653,7 +652,7 @@ class BudgetStore(SqliteStore):
                     id=int(row_id),
                     budget_id=str(budget_id),
                     key=str(key),
-                    at=_from_us(int(at_us)),
+                    at=from_us(int(at_us)),
                     by=str(by),
                     approved_by=str(approved_by),
                     reason=str(reason),
@@ -682,6 +681,6 @@ def _ledger_row(row: tuple[object, ...]) -> LedgerRow:
         agent=str(agent),
         team=str(team),
         status=known,
-        created_at=_from_us(int(str(created_us))),
-        settled_at=None if settled_us is None else _from_us(int(str(settled_us))),
+        created_at=from_us(int(str(created_us))),
+        settled_at=None if settled_us is None else from_us(int(str(settled_us))),
     )

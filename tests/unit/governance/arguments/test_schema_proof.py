@@ -24,7 +24,7 @@ from governance import (
 )
 from governance.arguments._schema_proof import valid_proof
 from governance.policy import load_policy
-from governance.stores import MEMORY, AuditLog
+from governance.stores import MemoryAuditLog
 from governance.tools import builtin_registry
 
 FLAT = {
@@ -174,7 +174,7 @@ def test_a_proven_call_never_walks_the_schema_with_jsonschema(
     monkeypatch.setattr(Draft202012Validator, "iter_errors", counted)
     (tmp_path / "policy.yaml").write_text(POLICY)
     policy = load_policy(tmp_path / "policy.yaml")
-    with AuditLog(MEMORY) as audit:
+    with MemoryAuditLog() as audit:
         firewall = Firewall(ToolRegistry([LookupSource()]), StaticPolicy(policy), audit)
         principal = Principal("a", "b", "c")
         good = ToolCall("c1", "demo.lookup", {"order_id": "ORD-0001"}, "r", principal)
@@ -205,14 +205,14 @@ def test_a_firewall_rebuilt_over_the_same_descriptors_looks_up_no_validator_agai
 
     monkeypatch.setattr(checks_module, "local_validator", counted)
     for n in range(3):  # one firewall per scenario, as a suite builds them
-        with AuditLog(MEMORY) as audit:
+        with MemoryAuditLog() as audit:
             firewall = Firewall(registry, StaticPolicy(policy), audit)
             call = ToolCall(f"c{n}", "demo.lookup", {"order_id": "ORD-0001"}, "r", principal)
             assert firewall.call(call).outcome == "executed"
     assert len(looked_up) == 1  # once in this process, never once per firewall
     # Another descriptor (say, a new MCP listing) is looked up and judged on its own.
     other = ToolRegistry([LookupSource()])
-    with AuditLog(MEMORY) as audit:
+    with MemoryAuditLog() as audit:
         firewall = Firewall(other, StaticPolicy(policy), audit)
         bad = ToolCall("c9", "demo.lookup", {"order_id": "x"}, "r", principal)
         assert firewall.call(bad).reason == "invalid_arguments"

@@ -1,8 +1,10 @@
-"""Real threads racing on one request: the conditional update lets exactly one of them win."""
+"""Real threads racing on one request: the conditional update (in memory: the check-and-set
+under the store's lock) lets exactly one of them win, on every backend."""
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -14,9 +16,11 @@ import pytest
 from governance.core._clock import ManualClock
 from governance.core._contracts import Principal
 from governance.stores._approvals import ApprovalConflict, ApprovalRequest, ApprovalStore
+from governance.stores._approvals_memory import MemoryApprovalStore
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ROUNDS = 40
+MEMORY_ROUNDS = 400  # a memory round takes microseconds: many more of them, to catch a race
 THREADS = 8
 ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 
@@ -87,11 +91,61 @@ def sweeper_clock() -> ManualClock:
     return ManualClock(T0 + dt.timedelta(seconds=290))
 
 
-@pytest.fixture
-def stores(tmp_path: Path, sweeper_clock: ManualClock) -> Iterator[dict[str, ApprovalStore]]:
-    """Several connections to one file; the reviewers' clock stays before every deadline."""
-    path = tmp_path / "approvals.db"
+def _rounds(store: ApprovalStore) -> int:
+    return MEMORY_ROUNDS if isinstance(store, MemoryApprovalStore) else ROUNDS
+
+
+class _PerThreadClock:
+    """The reviewers' time, or the sweeper's in a thread that is sweeping right now."""
+
+    def __init__(self, early: ManualClock, late: ManualClock) -> None:
+        self.early, self.late = early, late
+        self.local = threading.local()
+
+    def now(self) -> dt.datetime:
+        return (self.late if getattr(self.local, "late", False) else self.early).now()
+
+
+class _AsSweeper:
+    """One memory store seen on the sweeper's clock: every method runs in its time."""
+
+    def __init__(self, store: MemoryApprovalStore, clock: _PerThreadClock) -> None:
+        self._store, self._clock = store, clock
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._store, name)
+
+        def in_late_time(*args: Any, **kwargs: Any) -> Any:
+            self._clock.local.late = True
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._clock.local.late = False
+
+        return in_late_time
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def stores(
+    request: pytest.FixtureRequest, tmp_path: Path, sweeper_clock: ManualClock
+) -> Iterator[dict[str, ApprovalStore]]:
+    """Several connections to one file, or every worker on one memory store (its lock is the
+    only arbiter: threads switch as often as possible to widen every race); the reviewers'
+    clock stays before every deadline."""
     now, late = ManualClock(T0), sweeper_clock
+    if request.param == "memory":
+        clock = _PerThreadClock(now, late)
+        shared = MemoryApprovalStore(clock=clock)
+        store: Any = shared
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            yield {"a": store, "b": store, "c": store, "sweeper": _AsSweeper(shared, clock)}
+        finally:
+            sys.setswitchinterval(interval)
+            shared.close()
+        return
+    path = tmp_path / "approvals.db"
     opened = {
         "a": ApprovalStore(path, clock=now),
         "b": ApprovalStore(path, clock=now),
@@ -101,15 +155,15 @@ def stores(tmp_path: Path, sweeper_clock: ManualClock) -> Iterator[dict[str, App
     try:
         yield opened
     finally:
-        for store in opened.values():
-            store.close()
+        for each in opened.values():
+            each.close()
 
 
 def test_reviewers_canceller_and_sweeper_racing_on_a_request_leave_exactly_one_winner(
     stores: dict[str, ApprovalStore], sweeper_clock: ManualClock
 ) -> None:
     a, b, c, sweeper = stores["a"], stores["b"], stores["c"], stores["sweeper"]
-    ids = [_hold(a, n).id for n in range(ROUNDS)]
+    ids = [_hold(a, n).id for n in range(_rounds(a))]
     # (what the worker does, the status it produces, who decided) - two workers share a store
     # so both the store's lock and SQLite's own locking are raced.
     workers: list[tuple[Callable[[str], Any], str, str | None]] = [
@@ -146,14 +200,14 @@ def test_reviewers_canceller_and_sweeper_racing_on_a_request_leave_exactly_one_w
         assert final.status == status
         assert final.decided_by == who
         winners[status] += 1
-    assert sum(winners.values()) == ROUNDS
+    assert sum(winners.values()) == len(ids)
 
 
 def test_approvers_racing_the_expiry_at_the_deadline_leave_one_winner(
     stores: dict[str, ApprovalStore], sweeper_clock: ManualClock
 ) -> None:
     a, b, sweeper = stores["a"], stores["b"], stores["sweeper"]
-    ids = [_hold(a, n).id for n in range(ROUNDS)]
+    ids = [_hold(a, n).id for n in range(_rounds(a))]
     workers: list[Callable[[str], Any]] = [
         lambda rid: a.approve(rid, "bob"),
         lambda rid: b.approve(rid, "dave"),
@@ -184,7 +238,7 @@ def test_eight_threads_consuming_one_approval_get_true_exactly_once(
 ) -> None:
     a, b, c = stores["a"], stores["b"], stores["c"]
     ids = []
-    for n in range(ROUNDS):
+    for n in range(_rounds(a)):
         rid = _hold(a, n).id
         a.approve(rid, "bob")
         ids.append(rid)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ from governance.stores._budgets import (
     BudgetStore,
     BudgetStoreError,
 )
+from governance.stores._budgets_memory import MemoryBudgetLedger
 from tests.store_backends import Backend
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
@@ -453,30 +456,60 @@ def test_a_reset_releases_only_its_own_budget_and_key(store: BudgetStore) -> Non
 
 
 def test_evidence_rows_cannot_be_deleted_or_rewritten_behind_the_stores_back(
-    store: BudgetStore, backend: Backend
+    tmp_path: Path, clock: ManualClock
 ) -> None:
-    budget = _budget(limit=1)
-    reservation = _reserved(store.reserve(_call(), "destructive", [budget]))
-    store.settle(reservation, "executed")
-    store.reset(budget_id="b", key="run-1", by="carol", approved_by="dave", reason="r")
-    # Memory has no file to open behind its back: its own connection is the only way in.
-    conn = sqlite3.connect(store.path) if backend.durable else store._conn
-    assert conn is not None
-    try:
-        for sql in (
-            "DELETE FROM budget_ledger",
-            "UPDATE budget_ledger SET status = 'released'",
-            "UPDATE budget_ledger SET key = 'elsewhere'",
-            "DELETE FROM budget_resets",
-            "UPDATE budget_resets SET after_row = 0",
-        ):
-            with pytest.raises(sqlite3.IntegrityError):
-                conn.execute(sql)
-    finally:
-        if backend.durable:
+    with BudgetStore(tmp_path / "budgets.db", clock=clock) as store:
+        budget = _budget(limit=1)
+        reservation = _reserved(store.reserve(_call(), "destructive", [budget]))
+        store.settle(reservation, "executed")
+        store.reset(budget_id="b", key="run-1", by="carol", approved_by="dave", reason="r")
+        conn = sqlite3.connect(store.path)
+        try:
+            for sql in (
+                "DELETE FROM budget_ledger",
+                "UPDATE budget_ledger SET status = 'released'",
+                "UPDATE budget_ledger SET key = 'elsewhere'",
+                "DELETE FROM budget_resets",
+                "UPDATE budget_resets SET after_row = 0",
+            ):
+                with pytest.raises(sqlite3.IntegrityError):
+                    conn.execute(sql)
+        finally:
             conn.close()
-    assert [row.status for row in store.ledger()] == ["executed"]
-    assert store.resets()[0].after_row == reservation.ids[0]
+        assert [row.status for row in store.ledger()] == ["executed"]
+        assert store.resets()[0].after_row == reservation.ids[0]
+
+
+def test_the_memory_ledger_has_no_way_to_delete_or_rewrite_a_row(clock: ManualClock) -> None:
+    assert {name for name in dir(MemoryBudgetLedger) if not name.startswith("_")} == {
+        "check", "close", "ledger", "reserve", "reset", "resets", "settle", "status", "usage",
+    }  # fmt: skip
+    with MemoryBudgetLedger(clock=clock) as store:
+        budget = _budget(limit=1)
+        first = _reserved(store.reserve(_call(), "destructive", [budget]))
+        store.settle(first, "executed")
+        store.reset(budget_id="b", key="run-1", by="carol", approved_by="dave", reason="r")
+        rows, resets = store.ledger(), store.resets()
+        # What a reader gets are copies: emptying them or changing a row leaves the store alone.
+        rows.clear()
+        resets.clear()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            store.ledger()[0].status = "released"  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            store.resets()[0].after_row = 0  # type: ignore[misc]
+        before = (store.ledger(), store.resets())
+        # Every public writer: new rows are appended, the earlier ones stay as they were.
+        with pytest.raises(BudgetStoreError, match="already settled as executed"):
+            store.settle(first, "released")
+        second = _reserved(store.reserve(_call(call_id="c2"), "destructive", [budget]))
+        store.settle(second, "released")
+        store.reset(budget_id="b", key="run-1", by="carol", approved_by="dave", reason="again")
+        assert store.check(_call(), "destructive", [budget]) is None
+        store.usage(_call(), [budget])
+        store.status([budget])
+        assert store.ledger()[:1] == before[0] and [r.status for r in before[0]] == ["executed"]
+        assert store.resets()[:1] == before[1] and before[1][0].after_row == first.ids[0]
+        assert [row.status for row in store.ledger()] == ["executed", "released"]
 
 
 # --- usage and status -------------------------------------------------------------------------
@@ -588,3 +621,38 @@ def test_threads_with_their_own_stores_never_overshoot(tmp_path: Path) -> None:
     finally:
         for store in stores:
             store.close()
+
+
+def test_threads_sharing_a_memory_ledger_never_overshoot(clock: ManualClock) -> None:
+    """Each round, eight threads reserve the last slot of a fresh key at once: one wins."""
+    rounds, threads_n = 150, 8
+    budget = _budget(limit=1)
+    start = threading.Barrier(threads_n, timeout=20)
+    won: list[str] = []
+    errors: list[BaseException] = []
+    interval = sys.getswitchinterval()
+
+    def attempt(store: MemoryBudgetLedger, index: int) -> None:
+        try:
+            for n in range(rounds):
+                start.wait()
+                call = _call(run=f"run-{n}", call_id=f"t{index}")
+                if isinstance(store.reserve(call, "destructive", [budget]), BudgetReservation):
+                    won.append(call.run_id)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+            start.abort()
+
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: widen every race
+    try:
+        with MemoryBudgetLedger(clock=clock) as store:
+            threads = [threading.Thread(target=attempt, args=(store, i)) for i in range(threads_n)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+            assert not any(thread.is_alive() for thread in threads) and errors == []
+            assert sorted(won) == sorted(f"run-{n}" for n in range(rounds))
+            assert len(store.ledger()) == rounds
+    finally:
+        sys.setswitchinterval(interval)
