@@ -49,7 +49,8 @@ FOLDER_API = {
         CHECKPOINT_KEY_ENV CHECKPOINT_PUBLIC_KEY_ENV ChainVerdict CheckpointBody CheckpointError
         CheckpointFileError CheckpointKeyError CheckpointReport CheckpointSchedule
         CheckpointSignatureError CheckpointingAuditLog checkpoint_schedule_from_env
-        Durability KEY_ENV MemoryApprovalStore MemoryAuditLog MemoryBudgetLedger RunFinding SelfApprovalError StoreSpec
+        Durability KEY_ENV MemoryApprovalStore MemoryAuditLog MemoryBudgetLedger RunFinding
+        SelfApprovalError StoreSpec
         StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
         write_checkpoint""",
