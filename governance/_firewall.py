@@ -50,7 +50,7 @@ from governance.core._contracts import (
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
 from governance.policy._eval import evaluate, explained_decision
-from governance.screening._injection import findings, untrusted_text
+from governance.screening._injection import Screener, findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
@@ -158,6 +158,7 @@ class Firewall:
         approvals: ApprovalBackend | None = None,
         budgets: BudgetBackend | None = None,
         evidence: bool = False,
+        screener: Screener | None = None,
     ) -> None:
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
@@ -174,6 +175,8 @@ class Firewall:
         self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
         self._flow = ApprovalFlow(_Steps(self), approvals)
+        # What reads tool outputs for injected instructions (None: the heuristic default).
+        self._screener = screener
 
     @property
     def registry(self) -> ToolRegistry:
@@ -511,7 +514,7 @@ class Firewall:
         result = self._cap(result, decision)
         # ...and its injection-shaped text is flagged: the model will read it, so the run that
         # reads it is tainted (the loop marks it; later calls are decided as tainted).
-        injected = findings(untrusted_text(result))
+        injected = findings(untrusted_text(result), self._screener)
         if injected:
             result = replace(result, findings=injected)
         if result.outcome == "executed":

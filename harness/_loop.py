@@ -24,7 +24,7 @@ from governance import (
     ToolResult,
     digest,
 )
-from governance.screening import findings, redact_text, screen_request
+from governance.screening import Screener, findings, redact_text, screen_request
 from harness._errors import HarnessError, ProviderError
 from harness._spans import (
     ApprovalSpan,
@@ -181,6 +181,7 @@ class AgentLoop:
         max_steps: int = DEFAULT_MAX_STEPS,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         guardrails: bool = True,
+        screener: Screener | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -189,6 +190,7 @@ class AgentLoop:
         self._max_steps = max_steps
         self._system_prompt = system_prompt
         self._guardrails = guardrails
+        self._screener = screener  # None: the heuristic default (governance.screening)
 
     def start(self, request: str, *, run_id: str, principal: Principal) -> RunState:
         state = RunState(
@@ -281,7 +283,7 @@ class AgentLoop:
     def _screen_request(self, state: RunState) -> None:
         if not self._guardrails:
             return
-        screening = screen_request(state.request)
+        screening = screen_request(state.request, self._screener)
         if screening.verdict == "pass":
             return
         self._add(
@@ -300,7 +302,7 @@ class AgentLoop:
 
     def _screen_answer(self, state: RunState, text: str) -> None:
         """A closing text that spells out a tool call made none: nothing ran, so say so."""
-        if not self._guardrails or "tool_call_markup" not in findings(text):
+        if not self._guardrails or "tool_call_markup" not in findings(text, self._screener):
             return
         self._add(
             state,

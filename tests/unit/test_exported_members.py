@@ -37,7 +37,8 @@ FOLDER_API = {
         write_atomic""",
     "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaRefused canonical_path
         local_validator prepare_arguments""",
-    "screening": "REDACTED findings redact redact_text screen_request",
+    "screening": """REDACTED Finding HeuristicScreener Screener findings redact redact_text
+        screen_request""",
     "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
         parse_policy policy_json_schema write_policy_schema""",
     "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError
