@@ -183,9 +183,9 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
         r"|\b(output|print|repeat|reveal|show|dump|leak|recite|give)( me)? your (instructions"
         r"|rules|guidelines|prompt|directives|configuration)\b",
         (
-            "system", "developer", "hidden", "initial", "prompt", "secret", "confidential",
-            "internal", "above", "before", "preceding", "your instructions", "your rules",
-            "your guidelines", "your prompt", "your directives", "your configuration",
+            "system", "sistema", "developer", "hidden", "initial", "prompt", "secret",
+            "confidential", "internal", "above", "before", "preceding", "your instructions",
+            "your rules", "your guidelines", "your prompt", "your directives", "your configuration",
         ),
     ),
     (

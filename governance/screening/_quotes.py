@@ -51,8 +51,10 @@ def _sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], t: _Tra
         new = repl(match)
         span = match.end() - match.start()
         out.append(new)
+        # Spread evenly, first on first and last on last, so a quote ends where the match did.
         out_origins.extend(
-            origins[match.start() + (i * span) // max(len(new), 1)] for i in range(len(new))
+            origins[match.start() + (i * (span - 1)) // max(len(new) - 1, 1)]
+            for i in range(len(new))
         )
         pos = match.end()
     out.append(text[pos:])
