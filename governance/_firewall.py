@@ -48,7 +48,7 @@ from governance.core._contracts import (
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
 from governance.policy._eval import evaluate, explained_decision
-from governance.screening._injection import findings, untrusted_text
+from governance.screening._injection import Screener, findings, untrusted_text
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
@@ -199,6 +199,7 @@ class Firewall:
         budgets: BudgetBackend | None = None,
         evidence: bool = False,
         waiter: str | None = None,
+        screener: Screener | None = None,
     ) -> None:
         """`waiter`: the process token of the caller that waits in this process for the
         decisions on the calls it holds (see ApprovalFlow); None holds them detached."""
@@ -217,6 +218,8 @@ class Firewall:
         self._evidence = evidence
         self._local = threading.local()  # .batch: this thread's held events, inside call()
         self._flow = ApprovalFlow(_Steps(self), approvals, waiter=waiter)
+        # What reads tool outputs for injected instructions (None: the heuristic default).
+        self._screener = screener
 
     @property
     def registry(self) -> ToolRegistry:
@@ -565,7 +568,7 @@ class Firewall:
         result = self._cap(result, decision)
         # ...and its injection-shaped text is flagged: the model will read it, so the run that
         # reads it is tainted (the loop marks it; later calls are decided as tainted).
-        injected = findings(untrusted_text(result))
+        injected = findings(untrusted_text(result), self._screener)
         if injected:
             result = replace(result, findings=injected)
         try:

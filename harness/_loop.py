@@ -28,6 +28,7 @@ from governance.screening import (
     DEFAULT_CLAIMS_MODE,
     CallEvidence,
     ClaimsMode,
+    Screener,
     check_claims,
     findings,
     redact_text,
@@ -210,6 +211,7 @@ class AgentLoop:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         guardrails: bool = True,
         claims: ClaimsMode = DEFAULT_CLAIMS_MODE,
+        screener: Screener | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -219,6 +221,7 @@ class AgentLoop:
         self._system_prompt = system_prompt
         self._guardrails = guardrails
         self._claims = claims
+        self._screener = screener  # None: the heuristic default (governance.screening)
 
     def start(self, request: str, *, run_id: str, principal: Principal) -> RunState:
         state = RunState(
@@ -312,7 +315,7 @@ class AgentLoop:
     def _screen_request(self, state: RunState) -> None:
         if not self._guardrails:
             return
-        screening = screen_request(state.request)
+        screening = screen_request(state.request, self._screener)
         if screening.verdict == "pass":
             return
         self._add(
@@ -331,7 +334,7 @@ class AgentLoop:
 
     def _screen_answer(self, state: RunState, text: str) -> None:
         """A closing text that spells out a tool call made none: nothing ran, so say so."""
-        if not self._guardrails or "tool_call_markup" not in findings(text):
+        if not self._guardrails or "tool_call_markup" not in findings(text, self._screener):
             return
         self._add(
             state,

@@ -19,7 +19,13 @@ from governance.screening._claims import (
     effect_classes,
     identifiers_in,
 )
-from governance.screening._injection import findings, screen_request
+from governance.screening._injection import (
+    Finding,
+    HeuristicScreener,
+    Screener,
+    findings,
+    screen_request,
+)
 from governance.screening._redaction import REDACTED, redact, redact_text
 
 __all__ = [
@@ -36,6 +42,9 @@ __all__ = [
     "check_claims",
     "effect_classes",
     "identifiers_in",
+    "Finding",
+    "HeuristicScreener",
+    "Screener",
     "findings",
     "redact",
     "redact_text",

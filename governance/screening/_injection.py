@@ -1,93 +1,104 @@
 """Guardrails: screen the request and every tool output for injection-shaped text.
 
-Pure functions over normalised text (NFKC, every invisible format character removed, case
-folded, whitespace collapsed), read twice: as written (so translated patterns match) and as a
-Latin skeleton with Cyrillic and Greek look-alikes folded (`іgnоrе` reads as `ignore`).
-A flagged tool output does not stop the run: it marks the run tainted, a structured fact the
-policy can act on (`match: {tainted: true}`), never text the policy reads.
+A screener is anything with `screen(text) -> tuple[Finding, ...]` (the `Screener` protocol);
+the default is `HeuristicScreener`, patterns over two readings of the text (`_normalise`: NFKC,
+invisible characters removed, look-alikes and leetspeak read as Latin letters). A flagged
+request is rejected before any model call; a flagged tool output does not stop the run: it marks
+the run tainted, a structured fact the policy can act on (`match: {tainted: true}`), never text
+the policy reads.
 
-This is a heuristic: measured on tests/unit/governance/data/request_screening.yaml (see
-test_request_screening_rates.py), it catches most known disguises and misses free paraphrase.
+The heuristic is measured on tests/data/screening (benchmarks/screening_quality.py): it catches
+known phrasings and disguises in eight languages and misses free paraphrase. To use another
+classifier, pass `screener=` to `Firewall` and `AgentLoop` (see `Screener`).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 from governance.core._contracts import ToolResult
+from governance.screening._normalise import Readings, readings
+from governance.screening._patterns import INJECTION_PATTERNS
+from governance.screening._quotes import locate
+from governance.screening._secret_shapes import any_of
 
 Verdict = Literal["pass", "flagged", "rejected"]
 
-# Invisible but not category Cf: the combining grapheme joiner and the Mongolian vowel separator.
-_INVISIBLE = frozenset("\u034f\u180e\u115f\u1160\u3164\uffa0")
-# Cyrillic and Greek letters that render like Latin ones (lower case: matched after casefold).
-_CONFUSABLES = str.maketrans(
-    {
-        "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c",
-        "\u0443": "y", "\u0445": "x", "\u0456": "i", "\u0458": "j", "\u0455": "s",
-        "\u0501": "d", "\u04bb": "h", "\u04cf": "l", "\u0475": "v", "\u0261": "g",
-        "\u03bf": "o", "\u03b1": "a", "\u03b5": "e", "\u03b9": "i", "\u03ba": "k",
-        "\u03bd": "v", "\u03c1": "p", "\u03c4": "t", "\u03c5": "u", "\u03c7": "x",
-    }
-)  # fmt: skip
 
-_IGNORE = r"(ignore|disregard|forget|override|drop|set aside|pay no attention to|stop following)"
-_PRIOR = r"(previous|prior|above|earlier|before|all|your|the|original)"
-_RULES = r"(instructions?|rules|prompts?|guidelines|guidance|directives|restrictions)"
-_IGNORE_WORDS: tuple[str, ...] = ("ignore", "disregard", "forget", "override", "drop")
-_IGNORE_WORDS += ("set aside", "pay no attention to", "stop following")
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One injection-shaped passage: its kind (`ignore_instructions`, ...) and where it is in
+    the text as written (`start`/`end` offsets; `quote` is `text[start:end]`)."""
 
-# (finding, pattern, needles): every match of the pattern contains one of its needles, so a
-# text holding none of them is not searched (plain substring tests cost ~50 ns, a search of
-# these patterns several µs per 100 characters). tests/unit/governance/screening holds each
-# needle set to its pattern over the corpus and fuzzed texts.
-INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = tuple(
-    (name, re.compile(pattern), needles)
-    for name, pattern, needles in (
-        (
-            "ignore_instructions",
-            rf"\b{_IGNORE}\b[^.\n]{{0,40}}\b{_PRIOR}\b[^.\n]{{0,20}}\b{_RULES}\b"
-            rf"|\b(forget|ignore|disregard) (everything|anything) (above|before|you were told)\b"
-            rf"|\b{_PRIOR} {_RULES}\b[^.\n]{{0,40}}\b(no longer apply|are cancell?ed|are void)\b",
-            (*_IGNORE_WORDS, "no longer apply", "are cancel", "are void"),
-        ),
-        (
-            "role_override",
-            r"\byou are now (an? |the |in )?(\w+ ){0,2}(admin\w*|root|system|developer|dan|"
-            r"unrestricted|jailbroken)\b|\bact as (an? )?(admin|root|system|developer)\b"
-            r"|\bfrom now on,? you (are (dan|unrestricted|jailbroken)|obey)\b"
-            r"|\bpretend (that )?you have no (restrictions|rules|policy|limits)\b",
-            ("you are now", "act as", "from now on", "pretend"),
-        ),
-        (
-            "system_prompt",
-            r"\b(system prompt|developer message|hidden instructions?)\b",
-            ("system prompt", "developer message", "hidden instruction"),
-        ),
-        ("new_instructions", r"\bnew instructions?\s*:", ("new instruction",)),
-        ("tool_call_markup", r"<\s*/?\s*(tool_call|function_call|tool_use)\b", ("<",)),
-        (
-            "exfiltration",
-            r"\b(send|email|e-mail|post|upload|forward|exfiltrate)\b[^\n]{0,60}\b(passwords?|"
-            r"secrets?|api[ _-]?keys?|credentials?|tokens?)\b",
-            ("password", "secret", "api", "credential", "token"),
-        ),
-        (
-            # "ignore the previous instructions" in the languages most often used to slip past
-            # an English-only filter; the words must come together, so a request that only
-            # mentions instructions does not match. Same finding, whatever the language.
-            "ignore_instructions",
-            r"\b(ignor\w*|negeer|zignoruj|игнорируй\w*|проигнорируй\w*)\b[^.\n]{0,40}"
-            r"(instruc\w*|instru\w*|anweisung\w*|istruzion\w*|instrukc\w*|инструкц\w*|"
-            r"règles|reglas|regeln|regole)"
-            r"|(忽略|无视|無視)[^。\n]{0,12}(指令|指示|说明)|(指令|指示)[^。\n]{0,12}(無視|忽略)",
-            ("ignor", "negeer", "zignoruj", "игнорируй", "忽略", "无视", "無視", "指令", "指示"),
-        ),
-    )
-)
+    name: str
+    start: int
+    end: int
+    quote: str
+
+
+@runtime_checkable
+class Screener(Protocol):
+    """Decides whether a text holds injected instructions.
+
+    `screen` returns one Finding per injection-shaped passage, () for a clean text. It must be
+    pure and deterministic (the same text, the same findings: traces are byte-identical), must
+    not keep or send the text anywhere, and may raise: the caller then treats the text as
+    flagged (`screening_error`), never as clean.
+    """
+
+    def screen(self, text: str) -> tuple[Finding, ...]: ...
+
+
+# Every needle of every pattern, per reading, as one pattern: a text holding none of them
+# matches no pattern (most tool outputs), which one scan settles.
+_GATE = {
+    reading: any_of({n for _, r, _, needles in INJECTION_PATTERNS if r == reading for n in needles})
+    for reading in ("normal", "skeleton")
+}
+
+
+def _matches(forms: Readings) -> list[tuple[str, str, int, int]]:
+    """(finding, reading, start, end) of the first match of each pattern that matches."""
+    texts = {"skeleton": forms.skeleton}
+    if forms.normal is not None:
+        texts["normal"] = forms.normal
+    gated = {r: t for r, t in texts.items() if _GATE[r].search(t) is not None}
+    if not gated:
+        return []
+    found: list[tuple[str, str, int, int]] = []
+    for name, reading, pattern, needles in INJECTION_PATTERNS:
+        text = gated.get(reading)
+        if text is None or not any(n in text for n in needles):
+            continue
+        if (match := pattern.search(text)) is not None:
+            found.append((name, reading, match.start(), match.end()))
+    return found
+
+
+class HeuristicScreener:
+    """The default screener: patterns over the normal and skeleton readings of the text."""
+
+    def screen(self, text: str) -> tuple[Finding, ...]:
+        found: dict[str, Finding] = {}
+        for name, reading, start, end in _matches(readings(text)):
+            if name not in found:
+                begin, stop = locate(text, reading, start, end)
+                found[name] = Finding(name, begin, stop, text[begin:stop])
+        return tuple(found.values())
+
+
+DEFAULT_SCREENER: Screener = HeuristicScreener()
+
+
+def findings(text: str, screener: Screener | None = None) -> tuple[str, ...]:
+    """The kinds of injection-shaped text in `text` (empty when clean). A screener that raises
+    is a finding (`screening_error`): fail closed."""
+    active = screener if screener is not None else DEFAULT_SCREENER
+    try:
+        return tuple(dict.fromkeys(f.name for f in active.screen(text)))
+    except Exception:
+        return ("screening_error",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,53 +107,9 @@ class Screening:
     findings: tuple[str, ...]
 
 
-_WHITESPACE = re.compile(r"\s+")
-
-
-def normalise(text: str) -> str:
-    """NFKC, invisible characters removed, case folded, whitespace collapsed."""
-    # ASCII is already NFKC and holds no format (Cf) or invisible character: skip the
-    # per-character walk, the costly part of screening a tool's output.
-    if not text.isascii():
-        text = "".join(
-            ch
-            for ch in unicodedata.normalize("NFKC", text)
-            if ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
-        )
-    return _WHITESPACE.sub(" ", text.casefold())
-
-
-def skeleton(text: str) -> str:
-    """`normalise(text)` with Cyrillic and Greek look-alikes folded to Latin letters."""
-    return normalise(text).translate(_CONFUSABLES)
-
-
-# Every needle of every pattern: a text holding none of them matches no pattern (most tool
-# outputs), which one pass of substring tests settles.
-_ALL_NEEDLES: tuple[str, ...] = tuple(
-    sorted({needle for _, _, needles in INJECTION_PATTERNS for needle in needles})
-)
-
-
-def findings(text: str) -> tuple[str, ...]:
-    normal = normalise(text)
-    # skeleton(text), without normalising twice; every look-alike is non-ASCII, so for ASCII
-    # text both readings are one, searched once.
-    folded = normal if normal.isascii() else normal.translate(_CONFUSABLES)
-    forms = (normal,) if folded == normal else (normal, folded)
-    if not any(needle in form for form in forms for needle in _ALL_NEEDLES):
-        return ()
-    found = (
-        name
-        for name, pattern, needles in INJECTION_PATTERNS
-        if any(any(n in f for n in needles) and pattern.search(f) for f in forms)
-    )
-    return tuple(dict.fromkeys(found))
-
-
-def screen_request(text: str) -> Screening:
+def screen_request(text: str, screener: Screener | None = None) -> Screening:
     """The user's request: injection-shaped instructions are rejected before any model call."""
-    found = findings(text)
+    found = findings(text, screener)
     return Screening("rejected" if found else "pass", found)
 
 
@@ -156,7 +123,7 @@ def untrusted_text(result: ToolResult) -> str:
     return ""
 
 
-def screen_tool_output(text: str) -> Screening:
+def screen_tool_output(text: str, screener: Screener | None = None) -> Screening:
     """A tool's output is data: injection-shaped text is flagged (the run becomes tainted)."""
-    found = findings(text)
+    found = findings(text, screener)
     return Screening("flagged" if found else "pass", found)

@@ -179,7 +179,7 @@ UNKEYED_SHAPE_MIN_CHARS: Final = 32
 _Trie = dict[str, "_Trie"]
 
 
-def _any_of(words: set[str]) -> re.Pattern[str]:
+def any_of(words: set[str]) -> re.Pattern[str]:
     """One pattern that finds any of `words`, written as a trie (`a(?:3t|bia|...)`) so the
     engine tests one character per position instead of every word; a word that another
     starts with stands for both (finding `sk-` is enough, `sk-ant-` adds nothing)."""
@@ -200,7 +200,7 @@ def _any_of(words: set[str]) -> re.Pattern[str]:
 
 
 # One scan for every keyword at once: a text with none of them skips every keyed shape.
-ANY_KEYWORD: Final = _any_of({key for keys in KEYWORDS.values() for key in keys})
+ANY_KEYWORD: Final = any_of({key for keys in KEYWORDS.values() for key in keys})
 
 # `Authorization: Basic <base64 of user:password>`: only when it really decodes to `a:b`.
 BASIC = re.compile(r"\b(basic\s++)([A-Za-z0-9+/]{6,}+={0,2}+)", re.I)

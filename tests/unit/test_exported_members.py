@@ -38,8 +38,8 @@ FOLDER_API = {
     "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaChecks SchemaRefused
         canonical_path local_validator prepare_arguments schema_checks""",
     "screening": "CLAIMS_MODES DEFAULT_CLAIMS_MODE REDACTED ActionClaim CallEvidence ClaimFinding "
-    "ClaimsMode ClaimsReport FindingKind action_claims check_claims effect_classes findings "
-    "identifiers_in redact redact_text screen_request",
+    "ClaimsMode ClaimsReport Finding FindingKind HeuristicScreener Screener action_claims "
+    "check_claims effect_classes findings identifiers_in redact redact_text screen_request",
     "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
         parse_policy policy_json_schema write_policy_schema""",
     "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError

@@ -17,44 +17,63 @@ from typing import Any
 import pytest
 import yaml
 
-from governance.screening._injection import _CONFUSABLES, _INVISIBLE, INJECTION_PATTERNS, findings
+from governance.screening._confusables import LATIN_LOOKALIKES
+from governance.screening._injection import findings
+from governance.screening._normalise import INVISIBLE, LEET
+from governance.screening._patterns import INJECTION_PATTERNS
+from governance.screening._quotes import traced
 
 _CORPUS: dict[str, Any] = yaml.safe_load(
     (Path(__file__).parent.parent / "data" / "request_screening.yaml").read_text(encoding="utf-8")
 )
+_SET = Path(__file__).resolve().parents[3] / "data" / "screening"
 # Injections are {kind, text}; benign requests plain strings.
 _TEXTS = [item if isinstance(item, str) else item["text"] for g in _CORPUS.values() for item in g]
+_TEXTS += [
+    item["text"]
+    for half in ("dev", "held_out")
+    for group in yaml.safe_load((_SET / f"{half}.yaml").read_text(encoding="utf-8")).values()
+    for item in group
+]
 
 
-def _slow_normalise(text: str) -> str:
-    text = "".join(
+def _slow_readings(text: str) -> dict[str, str]:
+    """Both readings of every text, ASCII or not, without a shortcut."""
+    clean = "".join(
         ch
         for ch in unicodedata.normalize("NFKC", text)
-        if ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
-    )
-    return re.sub(r"\s+", " ", text.casefold())
+        if ch not in INVISIBLE and unicodedata.category(ch) != "Cf"
+    ).translate(str.maketrans("\u2018\u2019\u02bc\u2032", "''''"))
+    normal = re.sub(r"\s+", " ", clean.casefold())
+    nfd = unicodedata.normalize("NFD", clean)
+    bare = "".join(c for c in nfd if unicodedata.category(c) != "Mn")
+    latin = unicodedata.normalize("NFC", bare).translate(LATIN_LOOKALIKES).casefold()
+    latin = latin.translate(LEET)
+    latin = re.sub(r"\b[a-z]([ .*-])(?:[a-z]\1)*[a-z]\b", lambda m: m[0].replace(m[1], ""), latin)
+    return {"normal": normal, "skeleton": re.sub(r"\s+", " ", latin)}
 
 
 def _every_pattern(text: str) -> tuple[str, ...]:
-    normal = _slow_normalise(text)
-    forms = (normal, normal.translate(_CONFUSABLES))
-    found = (name for name, p, _ in INJECTION_PATTERNS if any(p.search(f) for f in forms))
+    forms = _slow_readings(text)
+    found = (name for name, reading, p, _ in INJECTION_PATTERNS if p.search(forms[reading]))
     return tuple(dict.fromkeys(found))
 
 
 # Every literal the patterns are built from, plus disguises and separators, so that fuzzed texts
 # hit every alternative of every pattern (and near misses of them).
 _PATTERN_WORDS = re.findall(
-    r"[^\W\d_][\w ]*", "|".join(p.pattern for _, p, _ in INJECTION_PATTERNS)
+    r"[^\W\d_][\w ]*", "|".join(p.pattern for _, _, p, _ in INJECTION_PATTERNS)
 )
 _EXTRA_WORDS = (
     "you are now", "act as", "from now on", "pretend that", "new instruction", "api key",
     "api-keys", "e-mail", "<tool_call", "</ function_call", "are cancelled", "are void",
-    "忽略", "指令", "无视", "指示", "說明", "règles", "hidden instruction", "token",
+    "忽略", "指令", "无视", "指示", "說明", "règles", "hidden instruction", "token", "</system>",
+    "### system:", "[inst]", "<|im_start|>", "no confirmation", "without approval", "1gn0r3",
+    "i g n o r e", "p.r.e.v", "теперь ты", "без ограничений", "системный промпт", "你是",
 )  # fmt: skip
 _WORDS = sorted({word for word in _PATTERN_WORDS if len(word) > 1} | set(_EXTRA_WORDS))
 _GLUE = [" ", "  ", "\t", "\n", ".", ",", ":", " the ", " all ", " your ", "\u200b", "\u00ad",
-         "\u034f", "\u00a0", "<", "/", "", "x", "É", "ﬁ"]  # fmt: skip
+         "\u034f", "\u00a0", "<", "/", "", "x", "É", "ﬁ", "\u2019", "0", "3", " a b "]  # fmt: skip
 _LOOKALIKES = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "i": "\u0456"}
 
 
@@ -98,28 +117,44 @@ def test_findings_equal_the_unshortened_screen_on_fuzzed_texts() -> None:
         flagged += bool(expected)
         assert findings(text) == expected, repr(text)
     # The fuzz must reach the patterns, or the comparison above proves nothing.
-    assert flagged > 3_000
+    assert flagged > 1_500  # about 2,300 with the stricter patterns of the labelled set
     reached = {name for text in texts for name in _every_pattern(text)}
-    assert reached == {name for name, _, _ in INJECTION_PATTERNS}
+    assert reached == {name for name, *_ in INJECTION_PATTERNS}
 
 
 def test_every_match_of_a_pattern_holds_one_of_its_needles() -> None:
     texts = _TEXTS + _fuzzed(20_000, seed=5)
     for text in texts:
-        normal = _slow_normalise(text)
-        for form in (normal, normal.translate(_CONFUSABLES)):
-            for name, pattern, needles in INJECTION_PATTERNS:
-                for match in pattern.finditer(form):
-                    assert any(n in match.group(0) for n in needles), (name, match.group(0))
+        forms = _slow_readings(text)
+        for name, reading, pattern, needles in INJECTION_PATTERNS:
+            for match in pattern.finditer(forms[reading]):
+                assert any(n in match.group(0) for n in needles), (name, match.group(0))
+
+
+def test_the_quote_reading_is_the_screened_reading_for_every_text() -> None:
+    # Quotes map a match back through a character-by-character reading: it must be the same
+    # string the screen searched, or offsets would point at the wrong characters.
+    for text in _TEXTS + _fuzzed(3_000, seed=7):
+        forms = _slow_readings(text)
+        assert traced(text, "skeleton")[0] == forms["skeleton"], repr(text)
+        # NFKC composes across characters (`i` + U+0308 -> `ï`); per character it cannot, and
+        # the quote then falls back to the whole text. Only the normal reading keeps accents.
+        composed = unicodedata.normalize("NFKC", text)
+        if composed == "".join(unicodedata.normalize("NFKC", ch) for ch in text):
+            assert traced(text, "normal")[0] == forms["normal"], repr(text)
 
 
 def test_ascii_text_skips_no_disguise_the_screen_would_have_removed() -> None:
-    # The fast path assumes ASCII is NFKC-stable and holds no format or invisible character.
+    # The fast path assumes ASCII is NFKC-stable, holds no format or invisible character and no
+    # look-alike, and that no pattern on the normal reading can match it.
     for code in range(128):
         ch = chr(code)
         assert unicodedata.normalize("NFKC", ch) == ch
-        assert ch not in _INVISIBLE and unicodedata.category(ch) != "Cf"
-        assert ch.translate(_CONFUSABLES) == ch
+        assert ch not in INVISIBLE and unicodedata.category(ch) != "Cf"
+        assert ch.translate(LATIN_LOOKALIKES) == ch
+    for _, reading, _, needles in INJECTION_PATTERNS:
+        if reading == "normal":
+            assert not any(n.isascii() for n in needles), needles
 
 
 def test_a_text_without_any_needle_searches_no_pattern(monkeypatch: pytest.MonkeyPatch) -> None:

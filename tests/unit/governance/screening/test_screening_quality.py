@@ -1,0 +1,84 @@
+"""Injection screening measured on the labelled set (tests/data/screening), with floors.
+
+The set was split into dev.yaml and held_out.yaml before the patterns were tuned; only dev was
+tuned on. The floors are what was measured (benchmarks/screening_quality.py prints it), a hair
+under, so a regression fails and an improvement needs no change here. Measured: dev 85/85
+attacks caught, 0/54 benign flagged; held_out 85/85 caught, 3/53 flagged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from governance.screening import findings
+
+DATA = Path(__file__).resolve().parents[3] / "data" / "screening"
+
+
+def _half(name: str) -> dict[str, list[dict[str, Any]]]:
+    loaded: dict[str, list[dict[str, Any]]] = yaml.safe_load(
+        (DATA / f"{name}.yaml").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+DEV = _half("dev")
+HELD_OUT = _half("held_out")
+
+
+def _recall(half: dict[str, list[dict[str, Any]]]) -> float:
+    return sum(bool(findings(a["text"])) for a in half["attacks"]) / len(half["attacks"])
+
+
+def _false_positive_rate(half: dict[str, list[dict[str, Any]]]) -> float:
+    return sum(bool(findings(b["text"])) for b in half["benign"]) / len(half["benign"])
+
+
+def test_the_labelled_set_holds_a_hundred_attacks_and_a_hundred_benign_texts_with_sources() -> None:
+    attacks = DEV["attacks"] + HELD_OUT["attacks"]
+    benign = DEV["benign"] + HELD_OUT["benign"]
+    assert len(attacks) >= 100 and len(benign) >= 100
+    assert all(item["source"] and item["kind"] and item["text"] for item in attacks + benign)
+    texts = [item["text"] for item in attacks + benign]
+    assert len(set(texts)) == len(texts), "an item is in the set twice"
+
+
+def test_the_halves_are_disjoint_and_split_by_the_recorded_rule() -> None:
+    # The rule in the files' header: per kind, by SHA-256 rank, even -> dev, odd -> held_out.
+    for key in ("attacks", "benign"):
+        by_kind: dict[str, list[str]] = {}
+        for item in DEV[key] + HELD_OUT[key]:
+            by_kind.setdefault(item["kind"], []).append(item["text"])
+        dev = {item["text"] for item in DEV[key]}
+        for texts in by_kind.values():
+            ranked = sorted(texts, key=lambda t: hashlib.sha256(t.encode()).hexdigest())
+            assert {t for t in ranked[0::2]} <= dev
+            assert not {t for t in ranked[1::2]} & dev
+
+
+def test_held_out_recall_stays_at_least_what_was_measured() -> None:
+    assert _recall(HELD_OUT) >= 84 / 85
+
+
+def test_held_out_false_positive_rate_stays_at_most_what_was_measured() -> None:
+    assert _false_positive_rate(HELD_OUT) <= 3 / 53
+
+
+def test_dev_half_rates_stay_at_least_what_was_measured() -> None:
+    assert _recall(DEV) >= 84 / 85
+    assert _false_positive_rate(DEV) <= 1 / 54
+
+
+@pytest.mark.parametrize(
+    "kind",
+    sorted({a["kind"] for a in HELD_OUT["attacks"]}),
+)
+def test_every_kind_of_attack_is_caught_on_unseen_text(kind: str) -> None:
+    items = [a for a in HELD_OUT["attacks"] if a["kind"] == kind]
+    missed = [a["text"] for a in items if not findings(a["text"])]
+    assert len(missed) <= len(items) // 4, missed
