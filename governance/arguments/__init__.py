@@ -7,13 +7,16 @@ from __future__ import annotations
 from governance.arguments._paths import PathRefused, canonical_path
 from governance.arguments._schemas import SchemaRefused, local_validator
 from governance.arguments._snapshot import ArgumentRefused, PreparedArguments, prepare_arguments
+from governance.arguments._urls import UrlRefused, parse_http_url
 
 __all__ = [
     "ArgumentRefused",
     "PathRefused",
     "PreparedArguments",
     "SchemaRefused",
+    "UrlRefused",
     "canonical_path",
     "local_validator",
+    "parse_http_url",
     "prepare_arguments",
 ]

@@ -35,8 +35,8 @@ FOLDER_API = {
     "config": """JsonDocument Loc data_loc decode_text first_and_rest format_loc load_json
         load_yaml_with_lines pydantic_message read_capped render_json schema_document
         write_atomic""",
-    "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaRefused canonical_path
-        local_validator prepare_arguments""",
+    "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaRefused UrlRefused
+        canonical_path local_validator parse_http_url prepare_arguments""",
     "screening": "REDACTED findings redact redact_text screen_request",
     "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile evaluate explain load_policy
         parse_policy policy_json_schema write_policy_schema""",
