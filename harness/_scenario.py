@@ -6,11 +6,12 @@ generated from them (`make schemas`) and a test fails when it drifts.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from governance import canonical_path
+from governance.arguments import UrlRefused, parse_http_url
 from governance.screening import ClaimsMode, FindingKind
 from harness.providers._replay import ScriptStep
 
@@ -70,9 +71,62 @@ class BudgetResetStep(_Model):
     reason: str = "scenario reset"
 
 
+# Hosts a fixture page may live on: the reserved test TLDs (RFC 2606/6761), which no real DNS
+# answers, so a declared page can never stand in for, or be mistaken for, a real site.
+FIXTURE_TLDS = (".test", ".example", ".invalid")
+
+
+class HttpPage(_Model):
+    """One page the harness's loopback server answers with, for `http.get` in this scenario."""
+
+    content_type: str = Field(
+        default="text/html",
+        min_length=1,
+        pattern=r"^[\x20-\x7e]+$",
+        description="The Content-Type header (e.g. text/html; charset=utf-8).",
+    )
+    status: int = Field(default=200, ge=200, le=599, description="The HTTP status.")
+    body: str = Field(description="The body, sent as UTF-8 unless content_type says otherwise.")
+
+
+def fixture_page_key(url: str) -> str:
+    """The one spelling of a declared page's URL (`http.get`'s own reading of it), or
+    ValueError saying what to fix: plain http on port 80, a host under a reserved test TLD."""
+    try:
+        parsed = parse_http_url(url)
+    except UrlRefused as exc:
+        raise ValueError(f"page URL {url!r} is not a URL http.get reads: {exc.message}") from None
+    if parsed.scheme != "http" or parsed.port != 80:
+        raise ValueError(
+            f"page URL {url!r} must be plain http:// on port 80 (the fixture server speaks no "
+            "TLS; write http://host/path)"
+        )
+    if parsed.address is not None or not parsed.host.endswith(FIXTURE_TLDS):
+        raise ValueError(
+            f"page host {parsed.host!r} must be a name under a reserved test TLD "
+            f"({', '.join(FIXTURE_TLDS)}), e.g. docs.fixture.test: a page may not pose as a "
+            "real site or address"
+        )
+    return parsed.text
+
+
+def _checked_page_url(url: str) -> str:
+    fixture_page_key(url)
+    return url
+
+
+PageUrl = Annotated[str, AfterValidator(_checked_page_url)]
+
+
 class Setup(_Model):
     files: dict[str, str] = Field(
         default_factory=dict, description="Files written into the sandbox (relative path: text)."
+    )
+    http_pages: dict[PageUrl, HttpPage] = Field(
+        default_factory=dict,
+        description="Pages `http.get` finds during the run (URL: page), served by a loopback "
+        "server the harness starts; hosts under .test, .example or .invalid, http on port 80. "
+        "Any other URL is refused as in production (names never resolve in scenarios).",
     )
     prior_calls: list[PriorCall] = Field(default_factory=list)
     budget_resets: list[BudgetResetStep] = Field(default_factory=list)
@@ -99,6 +153,17 @@ class Setup(_Model):
                     "(no leading '/', no '..' escaping it, no '\\' or control characters)"
                 )
         return self
+
+    @field_validator("http_pages", mode="after")
+    @classmethod
+    def _pages_on_test_hosts(cls, pages: dict[str, HttpPage]) -> dict[str, HttpPage]:
+        seen: dict[str, str] = {}  # each URL is valid by now (its key type checked it)
+        for url in pages:
+            key = fixture_page_key(url)
+            if key in seen:
+                raise ValueError(f"page URLs {seen[key]!r} and {url!r} name the same page")
+            seen[key] = url
+        return pages
 
 
 class BlockExpectation(_Model):

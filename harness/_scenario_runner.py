@@ -170,6 +170,7 @@ def _run_scenario(
     )
     try:
         with gateway:
+            cache.http_pages.serve(scenario.setup.http_pages)  # none: no route to loopback
             setup = _setup(gateway, workspace.files_dir, scenario, clock)
             live = provider.build(scenario)
             loop = AgentLoop(
@@ -189,6 +190,7 @@ def _run_scenario(
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
     finally:
+        cache.http_pages.clear()
         if (mcp_config := resolve_mcp_config(loaded)) is not None:
             cache.release_mcp_sources(mcp_config)  # MCP: a session that is not pristine goes
     return Trace(

@@ -27,8 +27,9 @@ from governance import Policy, ToolRegistry
 from governance.config import decode_text
 from governance.core import ConfigError, PolicyError
 from governance.policy import parse_policy
-from governance.tools import HttpFetcher, LocalToolSource, Workspace, builtin_tools
+from governance.tools import LocalToolSource, Workspace, builtin_tools
 from harness._file_tree import FileTree
+from harness._http_fixture import HttpFixture
 
 if TYPE_CHECKING:
     from governance.mcp import McpConfig, McpToolSource, PinSet, StartedProcess
@@ -68,7 +69,11 @@ class SuiteCache:
         self._db_version: int | None = None  # unknown: the first reset restores
         # No scenario may depend on the outside world: `http.get` never asks DNS here, so a
         # name resolves to nothing (refused as unresolvable); IP literals are judged as ever.
-        self._builtin = builtin_tools(self.workspace.root, http=HttpFetcher(resolver=_no_dns))
+        # The pages a scenario declares are the exception, served on loopback (`http_pages`).
+        self.http_pages = HttpFixture()
+        self._builtin = builtin_tools(
+            self.workspace.root, http=self.http_pages.fetcher(resolver=_no_dns)
+        )
         self._builtin_registry: ToolRegistry | None = None
         self._root = root
         self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
@@ -246,6 +251,7 @@ class SuiteCache:
         return sources
 
     def _close_scratch(self) -> None:
+        self.http_pages.close()
         self._template_db.close()
         self._db.close()
         self._scratch.cleanup()

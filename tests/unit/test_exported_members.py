@@ -36,7 +36,8 @@ FOLDER_API = {
         load_yaml_with_lines pydantic_message read_capped render_json schema_document
         write_atomic""",
     "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaChecks SchemaRefused
-        canonical_path local_validator prepare_arguments schema_checks""",
+        UrlRefused canonical_path local_validator parse_http_url prepare_arguments
+        schema_checks""",
     "screening": "CLAIMS_MODES DEFAULT_CLAIMS_MODE REDACTED ActionClaim CallEvidence ClaimFinding "
     "ClaimsMode ClaimsReport Finding FindingKind HeuristicScreener Screener action_claims "
     "check_claims effect_classes findings identifiers_in redact redact_text screen_request",
