@@ -48,7 +48,7 @@ from governance.core._contracts import (
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
 from governance.policy._eval import evaluate, explained_decision
-from governance.screening._injection import Screener, findings, untrusted_text
+from governance.screening._injection import Screener, output_findings
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
@@ -568,7 +568,7 @@ class Firewall:
         result = self._cap(result, decision)
         # ...and its injection-shaped text is flagged: the model will read it, so the run that
         # reads it is tainted (the loop marks it; later calls are decided as tainted).
-        injected = findings(untrusted_text(result), self._screener)
+        injected = output_findings(result, self._screener)
         if injected:
             result = replace(result, findings=injected)
         try:

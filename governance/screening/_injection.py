@@ -14,8 +14,9 @@ classifier, pass `screener=` to `Firewall` and `AgentLoop` (see `Screener`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from governance.core._contracts import ToolResult
 from governance.screening._normalise import Readings, readings
@@ -121,6 +122,48 @@ def untrusted_text(result: ToolResult) -> str:
     if result.outcome == "failed":
         return result.error or ""
     return ""
+
+
+def output_findings(result: ToolResult, screener: Screener | None = None) -> tuple[str, ...]:
+    r"""The injection kinds in what a tool wrote, read as the model will read it.
+
+    A tool's output is often JSON: its text hides a line break as the two characters `\n`
+    (so "...delivery.\nIgnore previous instructions" has no word boundary before "Ignore") and
+    can spell any letter as a `\u` escape. Such output is screened twice, as written and as its
+    decoded strings, and the findings of both count: a reading can only add findings."""
+    text = untrusted_text(result)
+    found = findings(text, screener)
+    decoded = _decoded_strings(text)
+    if decoded is None:
+        return found
+    return tuple(dict.fromkeys((*found, *findings(decoded, screener))))
+
+
+def _decoded_strings(text: str) -> str | None:
+    """Every string (keys and values) of `text` read as JSON, one per line; None when `text`
+    is not a JSON document holding a string."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "[", '"'):
+        return None
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    strings: list[str] = []
+    stack: list[Any] = [document]
+    while stack:  # iterative: a deeply nested document must not overflow the stack here
+        item = stack.pop()
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                strings.append(key)
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    # One string per line (a pattern never spans two values); order does not matter: the
+    # findings are kinds, and the quotes come from the text as written.
+    return "\n".join(strings) if strings else None
 
 
 def screen_tool_output(text: str, screener: Screener | None = None) -> Screening:
