@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _generate import generate_suite  # noqa: E402
+from _generate import ISSUE_11_FILES, generate_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCTOR = [sys.executable, "-c", "from harness.cli import main; main()"]
@@ -54,13 +54,13 @@ def timed(
 
 
 def proctor_runs(
-    count: int, repeat: int, jobs: int, workdir: Path, *, warm: bool
+    count: int, repeat: int, jobs: int, workdir: Path, *, warm: bool, only: tuple[str, ...] | None
 ) -> list[tuple[float, float]]:
     """`warm`: the check cache already holds the suite (a second run of an unchanged suite, as
     a user re-running locally has); cold: an empty cache (a fresh CI machine)."""
     suite = workdir / f"suite-{count}"
     if not suite.exists():
-        generate_suite(suite, count)
+        generate_suite(suite, count, only=only)
     results = []
     for n in range(repeat):
         label = "warm" if warm else f"cold-j{jobs}-{n}"
@@ -139,19 +139,28 @@ def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument(
+        "--issue-11-mix",
+        action="store_true",
+        help="replicate only the scenario files issue 11 was measured on (like with like)",
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-peer", action="store_true", help="skip inspect_ai")
     args = parser.parse_args()
+    only = ISSUE_11_FILES if args.issue_11_mix else None
     env_note = f"PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')}"
     with tempfile.TemporaryDirectory(prefix="proctor-bench-") as tmp:
         workdir = Path(tmp)
         rows = {
-            (jobs, warm): _median(proctor_runs(args.count, args.repeat, jobs, workdir, warm=warm))
+            (jobs, warm): _median(
+                proctor_runs(args.count, args.repeat, jobs, workdir, warm=warm, only=only)
+            )
             for jobs in (1, 2)
             for warm in (False, True)
         }
         peer = None if args.no_peer else _median(inspect_runs(args.count, args.repeat, workdir))
-    print(f"{args.count} scenarios, {args.repeat} run(s) each, median wall; {env_note}")
+    mix = "issue 11's scenario files" if only else "every shipped non-MCP scenario file"
+    print(f"{args.count} scenarios ({mix}), {args.repeat} run(s) each, median wall; {env_note}")
     for (jobs, warm), (wall, rss) in rows.items():
         target = 3 if jobs == 1 else 2
         how = "serial" if jobs == 1 else "-j 2  "

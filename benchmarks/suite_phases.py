@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _generate import generate_suite  # noqa: E402
+from _generate import ISSUE_11_FILES, generate_suite  # noqa: E402
 
 ONE_RUN = r"""
 import json, sys, time
@@ -55,10 +55,16 @@ print(json.dumps(cpu))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument(
+        "--issue-11-mix",
+        action="store_true",
+        help="replicate only the scenario files issue 11 was measured on (like with like)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="proctor-phases-") as scratch:
-        suite = generate_suite(Path(scratch) / "suite", args.count)
+        only = ISSUE_11_FILES if args.issue_11_mix else None
+        suite = generate_suite(Path(scratch) / "suite", args.count, only=only)
         runs: list[dict[str, float]] = []
         for n in range(args.repeat):
             report = Path(scratch) / f"report-{n}"

@@ -64,8 +64,12 @@ class HttpFixture:
 
             self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
             self._server.daemon_threads = True
+            # shutdown() waits for the loop's next poll: 0.5 s by default, at the end of a suite.
             self._thread = threading.Thread(
-                target=self._server.serve_forever, name="proctor-http-fixture", daemon=True
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.02},
+                name="proctor-http-fixture",
+                daemon=True,
             )
             self._thread.start()
         return int(self._server.server_address[1])

@@ -88,6 +88,12 @@ class HeuristicScreener:
                 found[name] = Finding(name, begin, stop, text[begin:stop])
         return tuple(found.values())
 
+    def kinds(self, text: str) -> tuple[str, ...]:
+        """The names `screen` would find, without locating their quotes (the call path keeps
+        only the names; locating a quote maps the reading back to the text character by
+        character, ~1.7 ms for a flagged kilobyte)."""
+        return tuple(dict.fromkeys(name for name, _, _, _ in _matches(readings(text))))
+
 
 DEFAULT_SCREENER: Screener = HeuristicScreener()
 
@@ -97,6 +103,8 @@ def findings(text: str, screener: Screener | None = None) -> tuple[str, ...]:
     is a finding (`screening_error`): fail closed."""
     active = screener if screener is not None else DEFAULT_SCREENER
     try:
+        if type(active) is HeuristicScreener:  # exactly ours: a subclass may override screen
+            return active.kinds(text)
         return tuple(dict.fromkeys(f.name for f in active.screen(text)))
     except Exception:
         return ("screening_error",)

@@ -82,3 +82,22 @@ def test_every_kind_of_attack_is_caught_on_unseen_text(kind: str) -> None:
     items = [a for a in HELD_OUT["attacks"] if a["kind"] == kind]
     missed = [a["text"] for a in items if not findings(a["text"])]
     assert len(missed) <= len(items) // 4, missed
+
+
+def test_the_call_paths_names_only_reading_finds_exactly_what_screen_finds() -> None:
+    # The firewall and the loop ask for names only (`findings` -> `kinds`, no quotes located);
+    # it must never name more or fewer kinds than the full screen does, in the same order.
+    from governance.screening import Finding, HeuristicScreener
+
+    screener = HeuristicScreener()
+    texts = [item["text"] for half in (DEV, HELD_OUT) for items in half.values() for item in items]
+    for text in texts:
+        names = tuple(f.name for f in screener.screen(text))
+        assert screener.kinds(text) == names == findings(text), text
+
+    class Stricter(HeuristicScreener):
+        def screen(self, text: str) -> tuple[Finding, ...]:
+            return (Finding("house_rule", 0, 0, ""),)
+
+    # A subclass that overrides `screen` is asked through `screen`, not the names-only path.
+    assert findings("nothing to see", Stricter()) == ("house_rule",)
