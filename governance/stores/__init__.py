@@ -41,6 +41,7 @@ from governance.stores._budgets import (
 from governance.stores._budgets_memory import MemoryBudgetLedger
 from governance.stores._checkpoint import (
     CheckpointBody,
+    CheckpointOverwriteRefused,
     CheckpointReport,
     CheckpointSignatureError,
     RunFinding,
@@ -95,6 +96,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointFileError",
     "CheckpointKeyError",
+    "CheckpointOverwriteRefused",
     "CheckpointReport",
     "CheckpointSchedule",
     "CheckpointSignatureError",

@@ -171,10 +171,29 @@ def sign_body(body: CheckpointBody, private_key: Ed25519PrivateKey) -> bytes:
     return canonical_json(envelope) + b"\n"
 
 
+class CheckpointOverwriteRefused(CheckpointError):
+    """The checkpoint already at the path shows the log was tampered with since (or cannot be
+    read as ours): overwriting it would sign the damage and erase the evidence."""
+
+
 def write_checkpoint(
-    log: AuditBackend, path: Path, *, private_key: Ed25519PrivateKey, clock: Clock
+    log: AuditBackend,
+    path: Path,
+    *,
+    private_key: Ed25519PrivateKey,
+    clock: Clock,
+    replace_unverified: bool = False,
 ) -> CheckpointBody:
-    """Checkpoint `log` into `path` (atomic, mode 0600). There is no unsigned variant."""
+    """Checkpoint `log` into `path` (atomic, mode 0600). There is no unsigned variant.
+
+    A checkpoint already at `path` is the anchor the new one would replace, so the log is first
+    compared with it: a run truncated, deleted or rewritten since, another log's checkpoint, or
+    a file that does not verify with this key raises CheckpointOverwriteRefused and writes
+    nothing (otherwise whoever can write the log truncates it and waits for the next scheduled
+    checkpoint to sign the result). `replace_unverified=True` overwrites anyway: an operator's
+    deliberate choice after looking (`proctor audit checkpoint --force`)."""
+    if not replace_unverified and path.exists():
+        _check_previous(log, path, private_key)
     body = build_body(log, clock=clock, signing_key_id=key_id(private_key.public_key()))
     data = sign_body(body, private_key)
     try:
@@ -182,6 +201,27 @@ def write_checkpoint(
     except OSError as exc:
         raise CheckpointFileError(f"cannot write checkpoint {path}: {exc}") from exc
     return body
+
+
+def _check_previous(log: AuditBackend, path: Path, private_key: Ed25519PrivateKey) -> None:
+    try:
+        previous = read_checkpoint(path, private_key.public_key())
+    except CheckpointError as exc:
+        raise CheckpointOverwriteRefused(
+            f"{path} holds no checkpoint this key can verify ({exc}); refusing to replace it: "
+            "look at it, then remove it or pass --force"
+        ) from exc
+    report = compare(previous, log)
+    if report.ok:
+        return
+    damage = report.problem or "; ".join(
+        f"{f.run_id}: {f.status} ({f.detail})" for f in report.findings if not f.ok
+    )
+    raise CheckpointOverwriteRefused(
+        f"the log no longer matches the checkpoint in {path}: {damage}; refusing to sign over "
+        "it (the old checkpoint is the evidence). Investigate with `proctor audit verify "
+        "--checkpoint`; pass --force only to anchor the current state deliberately"
+    )
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -86,12 +86,20 @@ def keygen_command(key_path: Path, public_path: Path | None, force: bool) -> int
     metavar="FILE",
     help=f"The Ed25519 signing key (PEM, from `proctor audit keygen`). [env: {CHECKPOINT_KEY_ENV}]",
 )
-def checkpoint_command(db: Path, out: Path, key_path: Path | None) -> int:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace FILE even when the log no longer matches it or it does not verify with this "
+    "key (you give up the evidence it holds).",
+)
+def checkpoint_command(db: Path, out: Path, key_path: Path | None, force: bool) -> int:
     """Sign the head, event count and last seq of every run in DB into FILE (atomic, 0600).
 
     Keep FILE (or a copy) where whoever can write DB cannot: later, `proctor audit verify DB
     --checkpoint FILE` shows any run truncated, deleted or rewritten since. Exit 1 if a chain
-    is already broken (a checkpoint never anchors damage).
+    is already broken (a checkpoint never anchors damage), or if FILE already holds a
+    checkpoint the log no longer matches, or one this key cannot verify (the old checkpoint is
+    the evidence; --force replaces it anyway).
     """
     if key_path is None:
         raise click.UsageError(
@@ -108,7 +116,9 @@ def checkpoint_command(db: Path, out: Path, key_path: Path | None) -> int:
         raise click.UsageError(f"{exc} (is it a Proctor audit log?)") from None
     with log:
         try:
-            body = write_checkpoint(log, out, private_key=private_key, clock=SystemClock())
+            body = write_checkpoint(
+                log, out, private_key=private_key, clock=SystemClock(), replace_unverified=force
+            )
         except CheckpointFileError as exc:
             raise click.UsageError(str(exc)) from None
         except CheckpointError as exc:

@@ -48,7 +48,8 @@ FOLDER_API = {
         AuditBackend AuditEvent AuditLog Budget BudgetBackend BudgetDenial BudgetReservation
         BudgetReset BudgetResetRefused BudgetScope BudgetStatus BudgetStore BudgetStoreError
         CHECKPOINT_KEY_ENV CHECKPOINT_PUBLIC_KEY_ENV ChainVerdict CheckpointBody CheckpointError
-        CheckpointFileError CheckpointKeyError CheckpointReport CheckpointSchedule
+        CheckpointFileError CheckpointKeyError CheckpointOverwriteRefused CheckpointReport
+        CheckpointSchedule
         CheckpointSignatureError CheckpointingAuditLog checkpoint_schedule_from_env
         Durability KEY_ENV MemoryApprovalStore MemoryAuditLog MemoryBudgetLedger RunFinding
         SelfApprovalError StoreSpec

@@ -128,3 +128,29 @@ def test_a_bad_interval_refuses_to_start(tmp_path: Path, every: str) -> None:
     }
     with pytest.raises(CheckpointError, match="PROCTOR_CHECKPOINT_EVERY"):
         checkpoint_schedule_from_env(env)
+
+
+def test_a_gateway_never_signs_over_a_log_truncated_since_its_last_checkpoint(
+    tmp_path: Path,
+) -> None:
+    # The attack: whoever can write the database deletes anchored events and waits for the
+    # next scheduled checkpoint to anchor the result. The old checkpoint must survive.
+    import sqlite3
+    from contextlib import closing
+
+    out = tmp_path / "cp.json"
+    with _gateway(tmp_path, CheckpointSchedule(out, KEY)) as gateway:
+        gateway.firewall.call(_read(1))
+        gateway.firewall.call(_read(2))
+    anchored = out.read_bytes()
+    db = tmp_path / "state" / "audit.sqlite"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM audit_events WHERE run_id = 'run-1' AND seq > 3")
+    with _gateway(tmp_path, CheckpointSchedule(out, KEY, every=1)) as gateway:
+        assert gateway.firewall.call(_read(3)).outcome == "executed"  # calls go on...
+        assert gateway.checkpoints is not None
+        errors = list(gateway.checkpoints.errors)
+    assert errors and "run-1: truncated" in errors[0]  # ...the refusal is reported...
+    assert out.read_bytes() == anchored  # ...and the evidence is kept
+    with AuditLog(db, readonly=True) as log:
+        assert not verify_checkpoint(out, log, KEY.public_key()).ok

@@ -227,3 +227,20 @@ def test_truncation_is_caught_by_the_real_command_as_a_process(
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == codes.CHECK_FAILED, done.stderr
     assert "TRUNCATED" in done.stdout
+
+
+def test_checkpointing_over_a_truncated_log_exits_1_and_keeps_the_old_checkpoint(
+    runner: CliRunner, setup: tuple[Path, Path, Path, Path]
+) -> None:
+    db, cp, key, pub = setup
+    anchored = cp.read_bytes()
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM audit_events WHERE run_id = 'run-1' AND seq > 2")
+    again = run(runner, "checkpoint", str(db), "--out", str(cp), "--key", str(key))
+    assert again.exit_code == codes.CHECK_FAILED, again.output
+    assert "run-1: truncated" in again.stderr and "--force" in again.stderr
+    assert cp.read_bytes() == anchored
+    assert verify(runner, db, cp, pub).exit_code == codes.CHECK_FAILED  # evidence kept
+    forced = run(runner, "checkpoint", str(db), "--out", str(cp), "--key", str(key), "--force")
+    assert forced.exit_code == codes.OK, forced.output
+    assert verify(runner, db, cp, pub).exit_code == codes.OK

@@ -20,6 +20,7 @@ from governance.core._clock import ManualClock
 from governance.stores import (
     AuditLog,
     CheckpointError,
+    CheckpointOverwriteRefused,
     CheckpointReport,
     MemoryAuditLog,
     verify_checkpoint,
@@ -246,3 +247,50 @@ def test_a_memory_log_is_checkpointed_and_verified_the_same_way(tmp_path: Path) 
     other = MemoryAuditLog(clock=CLOCK)
     other.append("r", "executed", {"n": 1})
     assert verify_checkpoint(cp, other, KEY.public_key()).problem is not None
+
+
+# -- a new checkpoint never signs over the evidence of the old one ----------------------------
+
+
+def test_a_new_checkpoint_refuses_to_replace_one_the_log_no_longer_matches(tmp_path: Path) -> None:
+    db, cp = build(tmp_path / "audit.sqlite"), tmp_path / "audit.checkpoint.json"
+    checkpoint(db, cp)
+    anchored = cp.read_bytes()
+    sql(db, "DELETE FROM audit_events WHERE run_id = 'run-a' AND seq > 3")
+    with pytest.raises(CheckpointOverwriteRefused, match=r"run-a: truncated"):
+        checkpoint(db, cp)
+    assert cp.read_bytes() == anchored  # the evidence is still there...
+    assert statuses(verify(db, cp))["run-a"] == "truncated"  # ...and still says what happened
+
+
+def test_a_new_checkpoint_replaces_one_the_log_still_matches(tmp_path: Path) -> None:
+    db, cp = build(tmp_path / "audit.sqlite"), tmp_path / "audit.checkpoint.json"
+    checkpoint(db, cp)
+    with AuditLog(db, clock=CLOCK) as log:
+        log.append("run-a", "executed", {"tool": "fs.read", "n": 6})
+    checkpoint(db, cp)  # appended events are fine: the new checkpoint anchors them too
+    sql(db, "DELETE FROM audit_events WHERE run_id = 'run-a' AND seq = 6")
+    assert statuses(verify(db, cp))["run-a"] == "truncated"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-key", "deleted-run"])
+def test_an_unverifiable_or_damaged_anchor_is_kept_unless_the_operator_forces(
+    tmp_path: Path, damage: str
+) -> None:
+    db, cp = build(tmp_path / "audit.sqlite"), tmp_path / "audit.checkpoint.json"
+    if damage == "garbage":
+        cp.write_bytes(b'{"truncated": ')
+    elif damage == "other-key":
+        with AuditLog(db, clock=CLOCK) as log:
+            other = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+            write_checkpoint(log, cp, private_key=other, clock=CLOCK)
+    else:
+        checkpoint(db, cp)
+        sql(db, "DELETE FROM audit_events WHERE run_id = 'run-b'")
+    before = cp.read_bytes()
+    with pytest.raises(CheckpointOverwriteRefused):
+        checkpoint(db, cp)
+    assert cp.read_bytes() == before
+    with AuditLog(db, clock=CLOCK) as log:
+        write_checkpoint(log, cp, private_key=KEY, clock=CLOCK, replace_unverified=True)
+    assert verify(db, cp).ok  # forced: the current state is anchored, deliberately
