@@ -41,6 +41,11 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 def generate_keypair(private_path: Path, public_path: Path, *, force: bool = False) -> str:
     """Write a new key pair (private 0600, public 0644); refuse to overwrite unless `force`.
     Returns the key id."""
+    if private_path.resolve() == public_path.resolve():
+        raise CheckpointKeyError(
+            f"the private and the public key would both be {private_path}: the public key "
+            "would replace the private one; give --public-key another path"
+        )
     for path in (private_path, public_path):
         if path.exists() and not force:
             raise CheckpointKeyError(

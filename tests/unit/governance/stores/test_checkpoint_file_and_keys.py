@@ -187,3 +187,12 @@ def test_a_key_of_another_algorithm_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CheckpointKeyError, match="not an Ed25519 key"):
         load_checkpoint_public_key(path)
+
+
+def test_keygen_refuses_one_path_for_both_keys(tmp_path: Path) -> None:
+    from governance.stores import CheckpointKeyError, generate_checkpoint_keys
+
+    same = tmp_path / "k"
+    with pytest.raises(CheckpointKeyError, match="both be"):
+        generate_checkpoint_keys(same, tmp_path / "." / "k")
+    assert not same.exists()  # nothing written
