@@ -106,41 +106,23 @@ RUN_EVENTS = (
 _BATCHED = frozenset({"tool.requested", "call.rejected", "policy.decided", "budget.denied"})
 
 # After dispatch, a failure is an unknown effect (`timeout`, `tool_error`, `connection_lost`,
-# `cancelled`, `outcome_unknown`, and any reason a source invents): the side effect may have
-# landed, so the budget slot stays counted and the audit says `effect: unknown`.
-# Failures a source reports before it touched anything: the slot is released. The sources'
-# own refusals (nothing dispatched) and the built-in tools' refusals, each raised before any
-# change (see governance.tools). A reason missing here can only over-count, never under-count.
-_NO_EFFECT_REASONS = frozenset(
-    {
-        # sources: the call never left Proctor
-        "unknown_tool",
-        "invalid_arguments",
-        "tool_definition_changed",
-        "server_unavailable",
-        # built-in tools: checked, refused, nothing changed
-        "not_found",
-        "exists",
-        "invalid_move",
-        "invalid_path",
-        "path_escapes_sandbox",
-        "not_a_directory",
-        "not_a_file",
-        "is_a_directory",
-        "symlink_refused",
-        "hardlink_refused",
-        "amount_exceeds_total",
-    }
-)
+# `cancelled`, `outcome_unknown`, `not_found`, any reason at all): the side effect may have
+# landed, so the budget slot stays counted and the audit says `effect: unknown`. A reason is
+# only a string a tool or a remote server chose: it never releases a slot. Released (audit
+# `effect: none`) is only a failure that trusted code marks `before_effect`: a source's own
+# gate that sent nothing (LocalToolSource's argument check, the MCP client's unknown tool,
+# changed definition or no connection) and the built-in tools' checks before any change (a
+# `ToolExecutionError(..., before_effect=True)`). Refusals before dispatch (schema, policy,
+# budget, approval) never reach a source and release their slot where they happen.
 
 
 def effect_of(result: ToolResult) -> SettleOutcome:
     """What became of a dispatched call, for its budget slot: `executed`, `unknown` (it may have
-    landed: counted) or `released` (refused before any effect). Fails closed: a reason that is
-    not a known pre-effect refusal counts as unknown."""
+    landed: counted) or `released` (refused before any effect). Fails closed: only a failure
+    marked `before_effect` is released; its reason is never consulted."""
     if result.outcome == "executed":
         return "executed"
-    return "released" if result.reason in _NO_EFFECT_REASONS else "unknown"
+    return "released" if result.before_effect else "unknown"
 
 
 class PolicySource(Protocol):
@@ -534,7 +516,11 @@ class Firewall:
         if source is None:  # unreachable while decide() holds; kept so it can never execute
             self._settle(reservation, "released")
             return ToolResult(
-                call_id=call.call_id, tool=call.tool, outcome="blocked", reason="unknown_tool"
+                call_id=call.call_id,
+                tool=call.tool,
+                outcome="blocked",
+                reason="unknown_tool",
+                before_effect=True,
             )
         # Write-ahead: if this record cannot be written, nothing executes.
         try:
@@ -650,6 +636,7 @@ class Firewall:
             truncated=truncated,
             decision=decision,
             approval_id=result.approval_id,
+            before_effect=result.before_effect,
         )
 
     def _schema_problem(

@@ -165,7 +165,8 @@ class Gateway(Closing):
 
     def _audit_expired(self, approval_ids: Sequence[str]) -> None:
         """Put each request reconciliation expired on its run's chain: its waiter died, so
-        nobody can resume it, and nothing of it was executed."""
+        nobody can resume it, and nothing of it was executed (pending, or approved but never
+        consumed: `approved_by` names the reviewer whose approval lapsed with the waiter)."""
         for approval_id in approval_ids:
             try:
                 request = self.approvals.get(approval_id)
@@ -178,6 +179,7 @@ class Gateway(Closing):
                         "approval_id": approval_id,
                         "reason": request.status_reason or RESTARTED_REASON,
                         "waiter": request.waiter,
+                        **({"approved_by": request.decided_by} if request.decided_by else {}),
                     },
                 )
             except GovernanceError:

@@ -152,6 +152,10 @@ class ToolResult:
     # Injection-shaped patterns the firewall found in what the tool wrote (output or error
     # text): the model will read untrusted instructions, so the run becomes tainted.
     findings: tuple[str, ...] = ()
+    # A failure that trusted code (the firewall, a source's own pre-dispatch gate, a tool's
+    # pre-check) states happened before anything was done. Only this releases a failed call's
+    # budget slot: False (the default) means the effect is unknown, whatever `reason` says.
+    before_effect: bool = False
 
     @property
     def ok(self) -> bool:

@@ -87,6 +87,7 @@ class _Failure:
     reason: str
     message: str
     transport: bool = False  # the connection broke: the effect is unknown, a retry may help
+    sent: bool = True  # False only for a gate that refused before anything went to the server
 
 
 class _Connection:
@@ -307,7 +308,8 @@ class McpToolSource(Closing):
     def call(self, call: ToolCall) -> ToolResult:
         info = self._registered.get(call.tool)
         if info is None:
-            return self._failed(call, "unknown_tool", f"{call.tool} is not a tool of {self.name}")
+            message = f"{call.tool} is not a tool of {self.name}"
+            return self._failed(call, "unknown_tool", message, before_effect=True)
         name = info.definition.name
         if name in self._changed:
             return self._failed(
@@ -315,6 +317,7 @@ class McpToolSource(Closing):
                 "tool_definition_changed",
                 f"{call.tool} changed (or vanished) when {self.name} was reconnected; "
                 "nothing was executed - review it and restart Proctor",
+                before_effect=True,
             )
         idempotent = info.descriptor is not None and info.descriptor.idempotent
         outcome = self._attempt(name, call.arguments)
@@ -328,7 +331,10 @@ class McpToolSource(Closing):
             message = f"{outcome.message}; the one retry failed too: {retry.message}"
             return self._failed(call, "connection_lost", message)
         if isinstance(outcome, _Failure):
-            return self._failed(call, outcome.reason, outcome.message)
+            # Released only when the client's own gate refused before sending anything: a
+            # reason the server (or the transport) gave never says nothing happened.
+            before = not outcome.sent
+            return self._failed(call, outcome.reason, outcome.message, before_effect=before)
         return self._result(call, outcome)
 
     def _attempt(
@@ -337,15 +343,19 @@ class McpToolSource(Closing):
         conn = self._live_connection()
         if conn is None or conn.client is None:
             return _Failure(
-                "server_unavailable", f"{self.name} is unavailable ({self.status.describe()})"
+                "server_unavailable",
+                f"{self.name} is unavailable ({self.status.describe()})",
+                sent=False,
             )
         if name in self._changed:
             return _Failure(
-                "tool_definition_changed", f"{name} changed when {self.name} reconnected"
+                "tool_definition_changed",
+                f"{name} changed when {self.name} reconnected",
+                sent=False,
             )
         loop = self._loop
         if loop is None:  # closed by another thread just now
-            return _Failure("server_unavailable", f"{self.name} is closed")
+            return _Failure("server_unavailable", f"{self.name} is closed", sent=False)
         timeout = self.spec.call_timeout
         future = loop.submit(_call_tool(conn.client, name, dict(arguments), timeout))
         try:
@@ -407,9 +417,16 @@ class McpToolSource(Closing):
             truncated=len(text) > limit,
         )
 
-    def _failed(self, call: ToolCall, reason: str, message: str) -> ToolResult:
+    def _failed(
+        self, call: ToolCall, reason: str, message: str, *, before_effect: bool = False
+    ) -> ToolResult:
         return ToolResult(
-            call_id=call.call_id, tool=call.tool, outcome="failed", error=message, reason=reason
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="failed",
+            error=message,
+            reason=reason,
+            before_effect=before_effect,
         )
 
     # -- connections ----------------------------------------------------------------------

@@ -257,6 +257,7 @@ class LockedListing:
             "failed",
             error=f"{self.name} was listed from its lock; no server is running",
             reason="server_unavailable",
+            before_effect=True,  # nothing runs: there is no server
         )
 
 

@@ -748,30 +748,36 @@ class ApprovalStore(ApprovalRows, SqliteStore):
     def reconcile(
         self, *, is_alive: Callable[[str], bool] = process_is_alive
     ) -> builtins.list[str]:
-        """At startup: expire pending requests whose in-memory waiter's process is gone.
+        """At startup: expire requests whose in-memory waiter's process is gone.
 
+        Pending ones, and approved ones the dead waiter never consumed (only it could resume
+        them: left `approved`, they would look runnable to a reviewer). An approved row whose
+        approval is still being recorded (`in_flight`) is left for the audit reconciliation.
         Detached requests (no waiter) and this process's own requests are left alone.
         """
         me = current_process_token()
         with self._session("reconcile requests") as conn:
             rows = conn.execute(
-                "SELECT id, waiter FROM approvals WHERE status = 'pending' "
-                "AND waiter IS NOT NULL ORDER BY seq"
+                "SELECT id, waiter, status FROM approvals WHERE waiter IS NOT NULL AND "
+                "(status = 'pending' OR (status = 'approved' AND consumed = 0 "
+                "AND in_flight IS NULL)) ORDER BY seq"
             ).fetchall()
         verdicts: dict[str, bool] = {}
-        for _, waiter in rows:
+        for _, waiter, _ in rows:
             if waiter not in verdicts:
                 verdicts[waiter] = waiter == me or is_alive(waiter)
         expired: builtins.list[str] = []
         now = self._now()
         with self._session("reconcile requests") as conn:
-            for rid, waiter in rows:
+            for rid, waiter, status in rows:
                 if verdicts[waiter]:
                     continue
+                # Conditional on what was read: a request consumed or decided meanwhile stays.
                 won = conn.execute(
                     "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
-                    "WHERE id = ? AND status = 'pending' AND waiter = ?",
-                    (now, RESTARTED_REASON, rid, waiter),
+                    "WHERE id = ? AND status = ? AND waiter = ? AND (status = 'pending' "
+                    "OR (consumed = 0 AND in_flight IS NULL))",
+                    (now, RESTARTED_REASON, rid, status, waiter),
                 ).rowcount
                 if won == 1:
                     expired.append(str(rid))

@@ -202,25 +202,34 @@ class MemoryApprovalStore(ApprovalRows, Closing):
     def reconcile(
         self, *, is_alive: Callable[[str], bool] = process_is_alive
     ) -> builtins.list[str]:
-        """Expire pending requests whose in-memory waiter's process is gone (see ApprovalStore)."""
+        """Expire pending, and approved unconsumed, requests whose in-memory waiter's process
+        is gone (see ApprovalStore)."""
         me = current_process_token()
+
+        def expirable(row: dict[str, Any]) -> bool:
+            if row["waiter"] is None:
+                return False
+            if row["status"] == "approved":
+                return not row["consumed"] and row["in_flight"] is None
+            return bool(row["status"] == "pending")
+
         with self._session() as rows:
             waiting = [
-                (rid, row["waiter"])
-                for rid, row in rows.items()
-                if row["status"] == "pending" and row["waiter"] is not None
+                (rid, row["waiter"], row["status"]) for rid, row in rows.items() if expirable(row)
             ]
         verdicts: dict[str, bool] = {}
-        for _, waiter in waiting:
+        for _, waiter, _ in waiting:
             if waiter not in verdicts:
                 verdicts[waiter] = waiter == me or is_alive(waiter)
         expired: builtins.list[str] = []
         now = self._now()
         with self._session() as rows:
-            for rid, waiter in waiting:
+            for rid, waiter, status in waiting:
                 row = rows[rid]
-                if verdicts[waiter] or row["status"] != "pending" or row["waiter"] != waiter:
+                if verdicts[waiter] or row["status"] != status or row["waiter"] != waiter:
                     continue  # alive, or someone decided it meanwhile: that one won
+                if not expirable(row):
+                    continue  # consumed (or being recorded) meanwhile
                 row.update(status="expired", decided_at=now, status_reason=RESTARTED_REASON)
                 expired.append(rid)
         return expired

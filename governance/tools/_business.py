@@ -192,7 +192,8 @@ def table_rows(db_path: Path, table: str) -> list[dict[str, Any]]:
 def _order(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
     if row is None:
-        raise ToolExecutionError("not_found", f"no order {order_id!r}")
+        # Read before anything is written (lookup, or a refund draft's first step).
+        raise ToolExecutionError("not_found", f"no order {order_id!r}", before_effect=True)
     return dict(row)
 
 
@@ -211,6 +212,7 @@ def create_refund_draft(
             raise ToolExecutionError(
                 "amount_exceeds_total",
                 f"refund {amount} exceeds the total {order['total']} of order {order_id!r}",
+                before_effect=True,  # checked before the draft is inserted
             )
         cursor = conn.execute(
             "INSERT INTO refund_drafts (order_id, amount, reason) VALUES (?, ?, ?)",

@@ -79,7 +79,15 @@ class TreeRead:
 
 
 def _err(reason: str, message: str) -> ToolExecutionError:
-    return ToolExecutionError(reason, message)
+    """A refusal from a check: raised before any change, so the call's budget slot is released.
+    A refusal after a change (a parent directory made, a file opened for writing) is re-marked
+    unknown where that change happens (`_directory`, `Sandbox.write`)."""
+    return ToolExecutionError(reason, message, before_effect=True)
+
+
+def _after_change(exc: ToolExecutionError) -> None:
+    """`exc` was raised once something was already changed: its effect is unknown, never none."""
+    exc.before_effect = False
 
 
 class Sandbox:
@@ -123,6 +131,7 @@ class Sandbox:
     def _directory(self, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
         """A descriptor for the directory `parts`, opened one component at a time, no links."""
         fd = os.open(self.root, _DIR_FLAGS)
+        made = False  # a directory was created: any refusal from here on comes after a change
         try:
             for i, part in enumerate(parts):
                 rel = "/".join(parts[: i + 1])
@@ -132,6 +141,7 @@ class Sandbox:
                         raise _err("not_found", f"no such directory: {rel!r}")
                     try:
                         os.mkdir(part, 0o755, dir_fd=fd)
+                        made = True
                     except FileExistsError:
                         pass  # created concurrently; it is checked like any other below
                     st = os.lstat(part, dir_fd=fd)
@@ -147,7 +157,11 @@ class Sandbox:
                     raise
                 os.close(fd)
                 fd = child
-            yield fd
+            yield fd  # a refusal in the caller's block passes through here too
+        except ToolExecutionError as exc:
+            if made:
+                _after_change(exc)
+            raise
         finally:
             os.close(fd)
 
@@ -379,11 +393,15 @@ class Sandbox:
                 if not stat.S_ISREG(st.st_mode):
                     raise _err("not_a_file", f"{rel!r} is not a regular file")
             fd = _open_file(name, _WRITE_FLAGS, dir_fd, rel, mode=0o644)
-            try:
+            try:  # the open may have created the file: a refusal now comes after a change
                 st = os.fstat(fd)
-                _refuse_link(st, rel)
-                if not stat.S_ISREG(st.st_mode):
-                    raise _err("not_a_file", f"{rel!r} is not a regular file")
+                try:
+                    _refuse_link(st, rel)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise _err("not_a_file", f"{rel!r} is not a regular file")
+                except ToolExecutionError as exc:
+                    _after_change(exc)
+                    raise
                 os.ftruncate(fd, 0)
                 view = memoryview(data)
                 while view:

@@ -22,12 +22,15 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class ToolExecutionError(GovernanceError):
     """A tool refused or failed on purpose; `reason` is a stable code (`not_found`, ...).
 
-    The firewall releases a budget slot only for the refusals it knows come before any effect
-    (governance._firewall._NO_EFFECT_REASONS); any other reason keeps the slot counted."""
+    `before_effect=True` states that the tool refused before it changed anything: only then is
+    the call's budget slot released (audit `effect: none`). The default, False, means the
+    effect is unknown (the slot stays counted), whatever the reason: raise with True only from
+    a check that comes before every change."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, before_effect: bool = False) -> None:
         self.reason = reason
         self.message = message
+        self.before_effect = before_effect
         super().__init__(message)
 
 
@@ -137,22 +140,28 @@ class LocalToolSource:
     def call(self, call: ToolCall) -> ToolResult:
         tool = self._tools.get(call.tool)
         if tool is None:
-            return self._failed(
-                call, "unknown_tool", f"unknown tool {call.tool!r} in source {self.name!r}"
-            )
+            message = f"unknown tool {call.tool!r} in source {self.name!r}"
+            return self._failed(call, "unknown_tool", message, before_effect=True)
         parsed = self._parse(tool, call.arguments)
-        if isinstance(parsed, str):
-            return self._failed(call, "invalid_arguments", parsed)
+        if isinstance(parsed, str):  # refused before the function is called
+            return self._failed(call, "invalid_arguments", parsed, before_effect=True)
         try:
             output = render_output(tool.fn(parsed))
-        except ToolExecutionError as exc:
-            return self._failed(call, exc.reason, exc.message)
+        except ToolExecutionError as exc:  # pre-effect only if the tool itself says so
+            return self._failed(call, exc.reason, exc.message, before_effect=exc.before_effect)
         except Exception as exc:  # a tool bug is a failed call, never a crashed run
             return self._failed(call, "tool_error", f"{type(exc).__name__}: {exc}")
         return ToolResult(call_id=call.call_id, tool=call.tool, outcome="executed", output=output)
 
     @staticmethod
-    def _failed(call: ToolCall, reason: str, message: str) -> ToolResult:
+    def _failed(
+        call: ToolCall, reason: str, message: str, *, before_effect: bool = False
+    ) -> ToolResult:
         return ToolResult(
-            call_id=call.call_id, tool=call.tool, outcome="failed", error=message, reason=reason
+            call_id=call.call_id,
+            tool=call.tool,
+            outcome="failed",
+            error=message,
+            reason=reason,
+            before_effect=before_effect,
         )

@@ -160,7 +160,16 @@ def approve_command(
             click.echo(f"not approved: {exc}", err=True)
             return codes.CHECK_FAILED
     click.echo(f"{approved.id} approved by {reviewer}" + (" (edited)" if changes else ""))
-    click.echo(f"resume the run with: proctor approvals resume {approved.run_id}")
+    if approved.waiter is not None:
+        # An awaited request (`proctor ask --wait`): only the waiting process can resume it
+        # (it keeps the run in memory); if that process is gone, the approval expires at the
+        # next start, audited, and the call must be asked again.
+        click.echo(
+            f"run {approved.run_id} is awaited by a waiting `proctor ask --wait`: that process "
+            "resumes it; if it has stopped, this approval expires at the next start"
+        )
+    else:
+        click.echo(f"resume the run with: proctor approvals resume {approved.run_id}")
     return codes.OK
 
 

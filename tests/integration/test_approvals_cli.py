@@ -51,6 +51,7 @@ def test_hold_review_edit_and_resume_from_the_command_line(tmp_path: Path) -> No
         state, "approvals", "approve", "apr-1", "--reviewer", "bob", "--set", "amount=80"
     )
     assert approved.returncode == 0, approved.stderr
+    assert "resume the run with: proctor approvals resume r1" in approved.stdout
 
     resumed = _proctor(state, "approvals", "resume", "r1", "--json")
     assert resumed.returncode == 0, resumed.stderr

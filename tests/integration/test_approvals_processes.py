@@ -199,7 +199,7 @@ def test_processes_consuming_the_same_approvals_execute_each_exactly_once(
         assert [report[rid] for report in reports].count(True) == 1, rid
 
 
-def test_a_killed_waiters_request_is_expired_at_restart_and_no_other(tmp_path: Path) -> None:
+def test_a_killed_waiters_requests_are_expired_at_restart_and_no_other(tmp_path: Path) -> None:
     db = tmp_path / "approvals.db"
     mine = current_process_token()
     with ApprovalStore(db) as store:
@@ -218,20 +218,21 @@ def test_a_killed_waiters_request_is_expired_at_restart_and_no_other(tmp_path: P
     assert not process_is_alive(child_token)
 
     with ApprovalStore(db) as restarted:
-        assert restarted.reconcile() == [held_id]
-        held = restarted.get(held_id)
-        assert (held.status, held.status_reason, held.waiter) == (
-            "expired",
-            "process restarted",
-            child_token,
-        )
-        assert restarted.get(decided_id).status == "approved", "decided requests are final"
+        # Approved but never consumed: only its dead waiter could have resumed it.
+        assert restarted.reconcile() == [held_id, decided_id]
+        for rid in (held_id, decided_id):
+            held = restarted.get(rid)
+            assert (held.status, held.status_reason, held.waiter) == (
+                "expired",
+                "process restarted",
+                child_token,
+            )
         assert restarted.get(detached.id).status == "pending", "detached requests survive"
         assert restarted.get(ours.id).status == "pending", "a live waiter keeps its request"
         assert restarted.reconcile() == []
         with pytest.raises(ApprovalConflict, match=r"has expired \(process restarted\)"):
             restarted.approve(held_id, "bob")
-        assert restarted.consume(decided_id) is True
+        assert restarted.consume(decided_id) is False
 
 
 # -- crash windows: kill -9 between a state change and its audit event ----------------------

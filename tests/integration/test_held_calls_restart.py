@@ -53,6 +53,13 @@ HOLDER = textwrap.dedent(
     """
 )
 
+# The same, registered as the call's waiter (`held_calls="awaited"`, as `proctor ask --wait`).
+AWAITING_HOLDER = HOLDER.replace(
+    "Gateway(state_dir=state, policy_path=policy)",
+    'Gateway(state_dir=state, policy_path=policy, held_calls="awaited")',
+).replace("run-detached", "run-awaited")
+assert AWAITING_HOLDER != HOLDER
+
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROCTOR_")}
@@ -205,3 +212,46 @@ def test_a_waiting_ask_withdraws_a_call_nobody_decided_in_time(tmp_path: Path) -
         kinds = [e.kind for e in gateway.audit.events("run-late")]
         assert "approval.cancelled" in kinds and "execution.started" not in kinds
         assert refund_drafts(gateway.workspace) == []
+
+
+def test_an_approved_awaited_call_whose_waiter_died_expires_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    with _child("-c", AWAITING_HOLDER, str(state), str(SHIPPED_POLICY)) as holder:
+        outcome, approval_id = _line(holder, holder.stdout).split()
+        assert outcome == "held"
+        approve = [sys.executable, "-m", "harness", "approvals", "approve", approval_id]
+        approved = subprocess.run(
+            [*approve, "--state-dir", str(state), "--reviewer", "bob"],
+            capture_output=True, text=True, cwd=ROOT, env=_env(), timeout=120,
+        )  # fmt: skip
+        assert approved.returncode == 0, approved.stderr
+        # Only the waiting process can resume it: the hint must not send the reviewer to a
+        # `proctor approvals resume` that has no stored run to resume.
+        assert "proctor approvals resume" not in approved.stdout, approved.stdout
+        assert "that process resumes it" in approved.stdout, approved.stdout
+        with Gateway(state_dir=state, policy_path=SHIPPED_POLICY) as reviewer:
+            assert reviewer.reconciled == []  # its waiter is alive
+            assert reviewer.approvals.get(approval_id).status == "approved"
+        _kill(holder)  # dies before it resumes the call
+    with Gateway(state_dir=state, policy_path=SHIPPED_POLICY) as gateway:
+        assert gateway.reconciled == [approval_id]
+        expired = gateway.approvals.get(approval_id)
+        assert (expired.status, expired.status_reason) == ("expired", "process restarted")
+        assert expired.consumed is False
+        events = gateway.audit.events("run-awaited")
+        (audited,) = [e for e in events if e.kind == "approval.expired"]
+        assert audited.data["approval_id"] == approval_id
+        assert audited.data["reason"] == "process restarted"
+        assert audited.data["approved_by"] == "bob"
+        assert gateway.audit.verify("run-awaited").ok
+        call = ToolCall("c1", "refunds.create_draft", REFUND, "run-awaited", ANN)
+        resumed = gateway.firewall.resume_held(approval_id, call)
+        assert (resumed.outcome, resumed.reason) == ("blocked", "approval_expired")
+        assert refund_drafts(gateway.workspace) == []
+        assert "execution.started" not in [e.kind for e in gateway.audit.events("run-awaited")]
+    with Gateway(state_dir=state, policy_path=SHIPPED_POLICY) as again:
+        assert again.reconciled == []  # expired once, audited once
+        kinds = [e.kind for e in again.audit.events("run-awaited")]
+        assert kinds.count("approval.expired") == 1

@@ -59,7 +59,8 @@ class Behaviour:
 
     def run(self, args: WipeArgs) -> object:
         if self.refuse is not None:
-            raise ToolExecutionError(self.refuse, f"refused {args.target!r}; nothing changed")
+            message = f"refused {args.target!r}; nothing changed"
+            raise ToolExecutionError(self.refuse, message, before_effect=True)
         self.landed.append(args.target)  # the side effect happens...
         return self.then()  # ...and then the tool answers (or does not)
 
@@ -232,6 +233,54 @@ def test_an_approved_call_that_fails_after_dispatch_keeps_its_budget_slot(
     assert (resumed.outcome, resumed.reason) == ("failed", "tool_error")
     assert behaviour.landed == ["db"]
     _assert_slot_kept(gateway, behaviour, resumed)
+
+
+def test_a_known_refusal_reason_raised_after_the_effect_keeps_its_budget_slot(
+    gateway: Gateway, behaviour: Behaviour
+) -> None:
+    # The reason alone says nothing about whether the effect landed: only the tool can.
+    def gone() -> object:
+        raise ToolExecutionError("not_found", "record db no longer exists")  # re-read after delete
+
+    behaviour.then = gone
+    first = gateway.firewall.call(_wipe(1))
+    assert first.reason == "not_found" and behaviour.landed == ["db"]
+    _assert_slot_kept(gateway, behaviour, first)
+
+
+@pytest.mark.parametrize(
+    "reason", ["server_unavailable", "unknown_tool", "tool_definition_changed", "exists"]
+)
+def test_a_source_failure_with_a_pre_dispatch_reason_after_committing_keeps_its_slot(
+    gateway: Gateway, behaviour: Behaviour, remote: TimingOut, reason: str
+) -> None:
+    def committed_then_failed(call: ToolCall) -> ToolResult:
+        remote.calls += 1
+        message = "503 from upstream after commit"
+        return ToolResult(call.call_id, call.tool, "failed", error=message, reason=reason)
+
+    remote.call = committed_then_failed  # type: ignore[method-assign]
+    first = gateway.firewall.call(_wipe(1, tool="ops.timeout"))
+    assert first.reason == reason and remote.calls == 1
+    _assert_slot_kept(gateway, behaviour, first)
+
+
+def test_a_source_that_states_it_sent_nothing_releases_the_slot(
+    gateway: Gateway, behaviour: Behaviour, remote: TimingOut
+) -> None:
+    def refused(call: ToolCall) -> ToolResult:
+        return ToolResult(
+            call.call_id,
+            call.tool,
+            "failed",
+            error="not connected; nothing was sent",
+            reason="server_unavailable",
+            before_effect=True,
+        )
+
+    remote.call = refused  # type: ignore[method-assign]
+    assert gateway.firewall.call(_wipe(1, tool="ops.timeout")).reason == "server_unavailable"
+    _assert_slot_released(gateway, behaviour)
 
 
 # -- refused before dispatch: the slot is released ------------------------------------------

@@ -549,7 +549,7 @@ def test_wait_refuses_a_non_positive_poll_interval(store: ApprovalStore) -> None
 # -- reconciliation (process liveness faked here; real processes in integration tests) ------
 
 
-def test_reconcile_expires_only_pending_requests_whose_waiter_is_gone(
+def test_reconcile_expires_only_unresumed_requests_whose_waiter_is_gone(
     store: ApprovalStore,
 ) -> None:
     me = current_process_token()
@@ -558,21 +558,32 @@ def test_reconcile_expires_only_pending_requests_whose_waiter_is_gone(
     alive = _hold(store, waiter="222:2")
     detached = _hold(store)
     mine = _hold(store, waiter=me)
+    # Approved, but only its dead waiter could resume it: it would look runnable forever.
     decided = _hold(store, waiter="111:1")
     store.approve(decided.id, "bob")
+    used = _hold(store, waiter="111:1")
+    store.approve(used.id, "bob")
+    assert store.consume(used.id)
+    rejected = _hold(store, waiter="111:1")
+    store.reject(rejected.id, "bob", comment="no")
+    alive_approved = _hold(store, waiter="222:2")
+    store.approve(alive_approved.id, "bob")
     asked: list[str] = []
 
     def is_alive(token: str) -> bool:
         asked.append(token)
         return token == "222:2"
 
-    assert store.reconcile(is_alive=is_alive) == [dead.id, dead_too.id]
+    assert store.reconcile(is_alive=is_alive) == [dead.id, dead_too.id, decided.id]
     assert sorted(asked) == ["111:1", "222:2"], "each waiter asked once; never this process"
-    for rid in (dead.id, dead_too.id):
+    for rid in (dead.id, dead_too.id, decided.id):
         after = store.get(rid)
         assert (after.status, after.status_reason) == ("expired", "process restarted")
+    assert not store.consume(decided.id)
     assert [store.get(r.id).status for r in (alive, detached, mine)] == ["pending"] * 3
-    assert store.get(decided.id).status == "approved"
+    assert store.get(used.id).status == "approved"  # it ran: what became of it stands
+    assert store.get(rejected.id).status == "rejected"
+    assert store.get(alive_approved.id).status == "approved"
     assert store.reconcile(is_alive=is_alive) == []
     with pytest.raises(ApprovalConflict, match=r"has expired \(process restarted\)"):
         store.approve(dead.id, "bob")

@@ -327,3 +327,41 @@ def test_a_symlinked_root_is_resolved_once_at_construction(root: Path, tmp_path:
     box = Sandbox(alias)
     assert box.root == root.resolve()
     assert box.read("README.txt") == SEED_FILES["README.txt"]
+
+
+# -- pre-effect refusals: only a refusal before any change releases a budget slot ------------
+
+
+def test_refusals_before_any_change_say_so(box: Sandbox, root: Path) -> None:
+    (root / "taken").mkdir()
+    (root / "a.txt").write_text("a")
+    assert refused("not_found", box.delete, "missing.txt").before_effect
+    assert refused("is_a_directory", box.delete, "taken").before_effect
+    assert refused("is_a_directory", box.write, "taken", "x").before_effect
+    assert refused("exists", box.move, "a.txt", "taken").before_effect
+    assert refused("not_found", box.move, "missing.txt", "b.txt").before_effect
+    assert refused("path_escapes_sandbox", box.write, "../x", "x").before_effect
+    assert sorted(p.name for p in root.iterdir() if p.name in ("taken", "a.txt")) == [
+        "a.txt",
+        "taken",
+    ]
+
+
+def test_refusals_after_creating_a_parent_directory_are_unknown_effects(
+    box: Sandbox, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fs.write and fs.move create missing parents first; if the target then turns out to be
+    # taken (another writer raced in), the refusal comes after a change: never "no effect".
+    (root / "a.txt").write_text("a")
+    real_mkdir = os.mkdir
+
+    def mkdir_and_race(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real_mkdir(path, mode, dir_fd=dir_fd)
+        real_mkdir(root / path / "taken")  # someone else makes the target right after
+
+    monkeypatch.setattr("governance.tools._fs.os.mkdir", mkdir_and_race)
+    written = refused("is_a_directory", box.write, "fresh/taken", "x")
+    assert not written.before_effect and (root / "fresh").is_dir()
+    moved = refused("exists", box.move, "a.txt", "other/taken")
+    assert not moved.before_effect and (root / "other").is_dir()
+    assert (root / "a.txt").read_text() == "a"
