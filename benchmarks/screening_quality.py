@@ -1,7 +1,8 @@
 """Injection screening: recall and false-positive rate on the labelled set, and cost per call.
 
 Run: .venv/bin/python benchmarks/screening_quality.py
-The set is tests/data/screening/{dev,held_out}.yaml: it was split before tuning, patterns were
+The set is tests/data/screening/{dev,held_out}.yaml (support.yaml: everyday requests and the
+reviewer's probes, reported apart): it was split before tuning, patterns were
 tuned on dev only, so held_out is the honest figure. Results go in benchmarks/RESULTS.md.
 """
 
@@ -47,6 +48,7 @@ def per_call_us(text: str, repeat: int = 2000) -> float:
 
 def main() -> None:
     halves = {name: load(name) for name in ("dev", "held_out")}
+    support = load("support")
     both: dict[str, list[Any]] = {
         key: halves["dev"][key] + halves["held_out"][key] for key in ("attacks", "benign")
     }
@@ -57,6 +59,16 @@ def main() -> None:
             f"| {name} | {hit}/{attacks} ({hit / attacks:.1%}) "
             f"| {false}/{benign} ({false / benign:.1%}) |"
         )
+    everyday = [b for b in support["benign"] if b["kind"] == "everyday"]
+    reviewer = [b for b in support["benign"] if b["kind"] == "reviewer_benign"]
+    for name, part in (
+        ("support: everyday benign", {"attacks": [], "benign": everyday}),
+        ("support: reviewer's benign probes", {"attacks": [], "benign": reviewer}),
+    ):
+        false, benign = rates(part)[2:4]
+        print(f"| {name} | - | {false}/{benign} ({false / benign:.1%}) |")
+    hit, attacks = rates(support)[:2]
+    print(f"| support: reviewer's caught attacks | {hit}/{attacks} ({hit / attacks:.1%}) | - |")
     missed = rates(halves["held_out"])[4]
     print("held-out misses by kind:", ", ".join(f"{k} {n}" for k, n in sorted(missed.items())))
     samples = {

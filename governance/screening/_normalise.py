@@ -7,7 +7,8 @@ than Latin (Chinese, Japanese, Russian) read this.
 `skeleton`: the same text with every disguise of Latin letters undone: look-alikes from
 Unicode's confusables table (Cyrillic `о`, Greek `Ι`, Cherokee, ...) read as the letter they
 imitate, accents and other combining marks dropped, letters spelt out one by one (`i g n o r e`,
-`i.g.n.o.r.e`) joined, and the digits and signs of leetspeak (`1gn0r3`) read as letters.
+`i.g.n.o.r.e`, `i  g  n`, `i / g / n`) joined, underscores read as spaces, and the digits and
+signs of leetspeak (`1gn0r3`) read as letters.
 English and the other Latin-script patterns read this.
 
 Pure. ASCII text is already NFKC and holds no invisible character and no look-alike, so it
@@ -27,14 +28,22 @@ from governance.screening._confusables import LATIN_LOOKALIKES
 INVISIBLE = frozenset("\u034f\u180e\u115f\u1160\u3164\uffa0")
 APOSTROPHES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'"})
 WHITESPACE = re.compile(r"\s+")
-# Two or more single letters, each followed by the same separator (`i g n`, `p.r.e`).
-SPELT = re.compile(r"\b[a-z]([ .*-])(?:[a-z]\1)*[a-z]\b")
+# A separator between spelt-out letters: a run of spaces (`i  g  n`), or one sign with spaces
+# either side or none (`i.g.n`, `i . g . n`, `i,g,n`, `i/g/n`, `i-g-n`, `i*g*n`).
+_SEP = r"(?:[ \t]+|[ \t]*[.,/*-][ \t]*)"
+# Two or more single letters, each followed by the same separator, spaces included: a run of
+# letters spelt with single spaces ends where a double space parts two words
+# (`i g n o r e  a l l` -> `ignore all`).
+SPELT = re.compile(rf"\b[a-z]({_SEP})(?:[a-z]\1)*[a-z]\b")
 # Where a spelt-out run may be: only then is SPELT run (it starts on a separator, so the scan
 # skips most of the text).
-SPELT_HINT = re.compile(r"[ .*-][a-z][ .*-][a-z](?![a-z])")
+# One character class first, so the scan is a fast skip (an alternation there costs ~0.2 µs a
+# character, and a run of spaces would be searched over and over).
+SPELT_HINT = re.compile(r"[ \t.,/*-][a-z][ \t]*[ \t.,/*-][ \t]*[a-z](?![a-z])")
 # Leetspeak: the digits and signs that stand for letters. Read everywhere in the skeleton (a
 # digit in `ORD-0001` becoming a letter matches no pattern), which costs one translate.
-LEET = str.maketrans("013457@$", "oieastas")
+# An underscore reads as a space (`ignore_all_previous_instructions`).
+LEET = str.maketrans("013457@$_", "oieastas ")
 
 
 @dataclass(frozen=True, slots=True)

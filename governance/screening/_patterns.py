@@ -19,10 +19,31 @@ Reading = Literal["normal", "skeleton"]
 
 # English: a verb that sets instructions aside, what it sets aside, and the instructions.
 _SET_ASIDE = (
-    r"(ignore|ignoring|disregard|forget|override|drop|discard|abandon|bypass|skip|cancel"
-    r"|set aside|pay no attention to|stop following|nevermind|never mind|reset|throw out"
-    r"|(do not|don't|dont|no longer) (follow|obey|listen to|apply))"
+    r"(ignore|ignoring|disregard|forget|override|drop|discard|abandon|bypass|skip|cancel|neglect"
+    r"|set aside|put aside|leave aside|pay no attention to|stop following|nevermind|never mind"
+    r"|reset|throw out|(do not|don't|dont|no longer) (follow|obey|listen to|apply))"
 )
+# The verbs that only ever set instructions aside: "drop the previous filters", "skip the
+# current task" and "cancel the existing rules" are a customer's words about their own things.
+_STRONG_SET_ASIDE = (
+    r"(ignore|ignoring|disregard|forget|override|discard|abandon|bypass|neglect|set aside"
+    r"|put aside|pay no attention to|stop following|(do not|don't|dont|no longer) (follow|obey))"
+)
+# Between the verb and the instructions: not the customer's own ("my earlier instructions about
+# delivery"), not instructions about a delivery, an order or a device.
+_GAP_WORDS = (
+    r"my|our|his|her|their|delivery|shipping|courier|parcel|package|order|return|returns|washing"
+    r"|care|assembly|installation|email|forwarding|cooking|recipe|driver|dosage|setup"
+)
+
+
+def _gap(most: int) -> str:
+    """Up to `most` characters of one sentence holding none of `_GAP_WORDS`."""
+    return rf"(?:(?!\b(?:{_GAP_WORDS})\b)[^.\n]){{0,{most}}}"
+
+
+# Instructions followed by what they are about, when that is the customer's own.
+_NOT_THEIRS = r"(?! (about|on|for|regarding|concerning|of) (my|our)\b)"
 _WHOSE = (
     r"(previous|prior|above|earlier|preceding|original|initial|existing|current|your|all|any"
     r"|system|safety|these|those|the (previous|prior|above|earlier|original|system|safety))"
@@ -31,14 +52,23 @@ _RULES = (
     r"(instructions?|rules|prompts?|guidelines|guidance|directives|directions|restrictions"
     r"|constraints|filters|programming|safety (checks|settings|rules)|policy|policies|task)"
 )
+# The assistant's own rules, never a customer's: "the previous filters" on an order list, "the
+# current task" are not (filters, task and policy count after a verb in `_STRONG_SET_ASIDE`).
+_OWN_RULES = (
+    r"(instructions?|rules|prompts?|guidelines|guidance|directives|restrictions|constraints"
+    r"|programming|safety (checks|settings|rules))"
+)
 _VOID = (
     r"(no longer apply|do not apply|don't apply|are cancell?ed|are void|are obsolete"
     r"|are revoked|are suspended|have been (updated|replaced|revoked|lifted))"
 )
+# Said of the instructions the assistant was given (not of "the previous instructions in the
+# wiki", which may well be outdated).
+_VOID_GIVEN = rf"({_VOID[1:-1]}|(do not|don't|dont|no longer) count|(is|are) (outdated|invalid))"
 _SET_ASIDE_NEEDLES = (
     "ignor", "disregard", "forget", "override", "drop", "discard", "abandon", "bypass", "skip",
-    "cancel", "set aside", "pay no attention", "stop following", "never", "reset", "throw out",
-    "follow", "obey", "listen to", "apply",
+    "cancel", "neglect", "aside", "pay no attention", "stop following", "never", "reset",
+    "throw out", "follow", "obey", "listen to", "apply",
 )  # fmt: skip
 
 # "without restrictions" and its kin, in the languages below (accents dropped).
@@ -74,6 +104,18 @@ _SHOW = (
     r"|imprima|mostra|mostrami|stampa|rivela)"
 )
 
+# An order to the assistant, or an act only an agent's tools do, after a heading.
+_TO_THE_ASSISTANT = (
+    r"\b(you|your|assistant|ai|model|agent|bot|llm|ignore|disregard|forget|override|bypass"
+    r"|disable|delete|wipe|erase|remove|send|e-?mail|forward|upload|transfer|exfiltrate|grant"
+    r"|granted|approve|approved|approvals?|reveal|print|dump|leak|comply|obey|execute|run"
+    r"|refund (all|every)|from now on|no longer)\b"
+)
+_SEND = r"(send|email|e-mail|mail|post|upload|forward|exfiltrate|transmit|leak)"
+_SECRETS = (
+    r"(passwords?|secrets?|api[ _-]?keys?|credentials?|tokens?|contrasenas?|mots de passe"
+    r"|passworter|senhas?|password|keys)"
+)
 _AUTHORITY = ("system", "admin", "developer", "security", "operator")
 _ANNOUNCEMENT = ("override", "update", "notice", "message", "alert")
 
@@ -81,23 +123,33 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
     (
         "ignore_instructions",
         "skeleton",
-        rf"\b{_SET_ASIDE}\b[^.\n]{{0,40}}\b{_WHOSE}\b[^.\n]{{0,20}}\b{_RULES}\b"
+        rf"\b{_SET_ASIDE}\b{_gap(40)}\b{_WHOSE}\b{_gap(20)}\b{_OWN_RULES}\b{_NOT_THEIRS}"
+        rf"|\b{_STRONG_SET_ASIDE}\b{_gap(40)}\b{_WHOSE}\b{_gap(20)}\b{_RULES}\b{_NOT_THEIRS}"
+        rf"|\b{_SET_ASIDE}\b{_gap(20)}\b(your|system|safety|content) (filters|task|policy"
+        rf"|policies)\b"
         # "the rules" alone is enough after a verb that only ever sets aside ("reset the
         # instructions counter" is a request about a device).
-        rf"|\b(ignore|disregard|forget|override|discard|abandon|bypass|set aside"
-        rf"|pay no attention to|stop following|(do not|don't|dont) (follow|obey)) the {_RULES}\b"
-        rf"|\b{_RULES} (you (received|were given|got|have))\b[^.\n]{{0,20}}\b{_VOID}"
-        rf"|\b{_SET_ASIDE}\b[^.\n]{{0,40}}\b{_RULES} (above|before|so far|you were given"
+        rf"|\b{_STRONG_SET_ASIDE} the {_RULES}\b{_NOT_THEIRS}"
+        rf"|\b{_RULES} (you (received|were given|got|have))\b[^.\n]{{0,20}}\b{_VOID_GIVEN}"
+        rf"|\b{_SET_ASIDE}\b{_gap(40)}\b{_OWN_RULES} (above|before|so far|you were given"
         rf"|you have been given|you've been given|you were told)"
-        rf"|\b(forget|ignore|disregard|pay no attention to) (everything|anything|whatever)"
-        rf" (above|before|earlier"
-        rf"|you were told|you've been told|you have been told)"
+        rf"|\b({_STRONG_SET_ASIDE}) (everything|anything|whatever) (you were told"
+        rf"|you've been told|you have been told|you (were|have been) (given|instructed))"
+        # "Forget everything above, I found the parcel!" is a customer changing their mind:
+        # everything above is set aside only when an order to the assistant follows.
+        rf"|\b({_STRONG_SET_ASIDE}) (everything|anything|whatever) (above|before|earlier)"
+        rf"[.,;:]? (and |then |now |instead |and instead )?(you|your|reveal|print|send|email"
+        rf"|delete|tell|show|answer|respond|give|list|do|say|act|follow|obey|from now on|grant"
+        rf"|approve|transfer|refund|ignore|write|only|output)\b"
+        rf"|\b(this|these|the following) (message|text|instructions?) (supersedes?|overrides?"
+        rf"|replaces?) (your|the|all|any)\b[^.\n]{{0,20}}\b{_OWN_RULES}"
         rf"|\b(whatever|regardless of what) (your|the) {_RULES}\b[^.\n]{{0,30}}\b(ignore|disregard)"
-        rf"|\b{_WHOSE} {_RULES}\b[^.\n]{{0,40}}\b{_VOID}|\b{_RULES} above {_VOID}",
+        rf"|\b{_WHOSE} {_RULES}\b[^.\n]{{0,40}}\b{_VOID}|\b{_RULES} above {_VOID_GIVEN}",
         (
             *_SET_ASIDE_NEEDLES, "forget", "whatever", "regardless", "no longer apply", "not apply",
             "n't apply", "are cancel", "are void", "are obsolete", "are revoked", "are suspended",
-            "have been",
+            "have been", "count", "outdated", "invalid", "valid", "supersede", "override",
+            "replace",
         ),
     ),
     (
@@ -141,7 +193,11 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
         r"|\b(you're|you are|youre) no longer (an?|the|bound|restricted|limited|required)\b"
         r"|\b(act|behave|respond|answer|operate) as (an? |the )?(\w+ ){0,2}(unrestricted"
         r"|uncensored|unfiltered|jailbroken|evil|admin\w*|root|system|developer|hacker|dan)\b"
-        r"|\b(pretend|imagine|roleplay|role-play|role play)\b[^.\n]{0,40}\b(admin\w*|root"
+        # "act as admin contact for my account" names a role of the customer's account.
+        r"(?! (contact|account|user|team|email|address|page|panel|portal|login|number|rights))"
+        # Pretending is an order to the assistant ("my son wants to pretend to be ..." is not).
+        r"|(^|[.!?;:,] |\bplease |\bnow |\byou (must |should |will |can )?)(pretend|imagine"
+        r"|roleplay|role-play|role play)\b[^.\n]{0,40}\b(admin\w*|root"
         rf"|system administrator|developer|sudo|{_UNBOUND})"
         r"|\b(enter|enable|activate|switch to|turn on|go into)\b[^.\n]{0,20}\b(developer|god|dan"
         r"|jailbreak|jailbroken|unrestricted|sudo|admin) mode\b"
@@ -199,13 +255,16 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
     (
         "new_instructions",
         "skeleton",
-        r"\bnew instructions?\s*:|\b(updated|new|revised|real|actual) (instructions|orders|task"
-        r"|directives?)\b[^.\n:]{0,30}(:|\bfrom (your|the) (developer|admin\w*|system|creator"
-        r"|owner|operator))|\b(important|urgent) new (task|instructions?)\b"
-        r"|\byour new (orders|instructions|task|directives?)\b"
-        rf"|\b({'|'.join(_AUTHORITY)}) ({'|'.join(_ANNOUNCEMENT)})\s*:|"
-        r"\b(nuevas instrucciones|nouvelles instructions|neue anweisungen|novas instrucoes"
-        r"|nuove istruzioni)\s*:",
+        # A heading ("New instructions:", "Security notice:") counts only when an order to the
+        # assistant follows it: "New instructions: please leave the parcel at reception" and
+        # "Security notice: my card was stolen" are a customer's news.
+        rf"\b(new instructions?|({'|'.join(_AUTHORITY)}) ({'|'.join(_ANNOUNCEMENT)})"
+        r"|nuevas instrucciones|nouvelles instructions|neue anweisungen|novas instrucoes"
+        rf"|nuove istruzioni)\s*\.?\s*:[^\n]{{0,60}}?{_TO_THE_ASSISTANT}"
+        r"|\b(updated|new|revised|real|actual) (instructions|orders|task"
+        r"|directives?)\b[^.\n:]{0,30}\bfrom (your|the) (developer|admin\w*|system|creator"
+        r"|owner|operator)|\b(important|urgent) new (task|instructions?)\b"
+        r"|\byour new (orders|instructions|task|directives?)\b",
         (
             "new instruction", "instructions", "orders", "task", "directive",
             *(f"{who} {what}" for who in _AUTHORITY for what in _ANNOUNCEMENT),
@@ -217,22 +276,30 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
         "delimiter_spoof",
         "skeleton",
         r"<\s*/?\s*(system|sys|assistant|developer|instructions?)\s*>|<<\s*/?\s*sys\s*>>"
-        r"|<\|\s*(im_start|im_end|system|assistant|endoftext)\s*\|>|\[\s*/?\s*(system|inst|sys)\s*\]"
+        # An underscore reads as a space in the skeleton (`_normalise.LEET`).
+        r"|<\|\s*(im start|im end|system|assistant|endoftext)\s*\|>"
+        r"|\[\s*/?\s*(system|inst|sys)\s*\]"
         r"|(^|\n|[.!?] )\s*#{2,}\s*(system|instructions?|assistant|developer)\s*:"
-        r"|\b(end of (the )?(user )?(input|context|prompt|conversation)|end context)\b"
+        # "that's the end of the conversation for me" is a goodbye; a marker is not.
+        r"|\b(end of (the )?(user )?(input|context|prompt)|end context)\b"
+        r"|([-=#*]{2,}|[\[<]) ?end of (the )?conversation\b"
         r"|```\s*(system|instructions?)\b|<!--\s*(assistant|agent|system|llm|instructions?)\b",
-        ("system", "sys", "assistant", "developer", "instruction", "im_", "endoftext", "inst",
-         "end of", "end context", "agent", "llm"),
+        ("system", "sys", "assistant", "developer", "instruction", "im start", "im end",
+         "endoftext", "inst", "end of", "end context", "agent", "llm"),
     ),
-    ("tool_call_markup", "skeleton", r"<\s*/?\s*(tool_call|function_call|tool_use)\b", ("<",)),
+    ("tool_call_markup", "skeleton", r"<\s*/?\s*(tool call|function call|tool use)\b", ("<",)),
     (
         "tool_coercion",
         "skeleton",
         r"\b(call|run|execute|invoke|use|send|transfer|delete|pay|refund|upload|approve|grant)\b"
         r"[^\n]{0,80}\b(without|no|skip|skipping|bypass|bypassing)\b( any)?( asking for| waiting"
-        r" for| the)? (approval|confirmation|permission|review|asking)"
+        r" for| the)? (approval|confirmation|permission|review|asking)\b"
+        # "without the confirmation page attached" names a document, not a step.
+        r"(?! (page|email|e-mail|letter|number|slip|code|screen|form|document|pdf|message"
+        r"|receipt|link|attached|sheet))"
         r"|\b(do not|don't|dont|without) (tell|telling|inform|informing|notify|notifying|alert"
-        r"|alerting) (the|your) (user|customer|human|operator|admin\w*)"
+        r"|alerting) (the|your) (user|customer|human|operator|admin\w*)\b"
+        r"(?! (service|support|care|team|desk|centre|center))"
         r"|\bsilently (upload|send|delete|forward|transfer|run|call|exfiltrate|post|email)"
         r"|\bexfiltrat\w*",
         ("approval", "confirmation", "permission", "review", "asking", "tell", "inform",
@@ -241,11 +308,18 @@ _SPEC: tuple[tuple[str, Reading, str, tuple[str, ...]], ...] = (
     (
         "exfiltration",
         "skeleton",
-        r"\b(send|email|e-mail|post|upload|forward|exfiltrate|transmit|leak)\b[^\n]{0,60}"
-        r"\b(passwords?|secrets?|api[ _-]?keys?|credentials?|tokens?|contrasenas?|mots de passe"
-        r"|passworter|senhas?|password)\b",
+        # Secrets sent somewhere outside (an address or URL: `@` reads `a` in the skeleton) or
+        # harvested (all of them, stored ones, other people's). "Send me a password reset link"
+        # and "the gift tokens to my email" are a customer's own account help.
+        rf"\b{_SEND}\b[^\n]{{0,60}}\b{_SECRETS}\b[^\n]{{0,60}}?(\bto\b[^\n]{{0,30}}?"
+        r"\b[a-z0-9-]+\.[a-z]{2,}\b|https?:|\bvia (an? )?(get|post|http|webhook|curl)"
+        r"|\b(webhook|pastebin|external (server|address|email|site))\b)"
+        rf"|\b({_SEND}|give|list|dump|show|print|collect|harvest|extract|gather|reveal)"
+        r"( me| us)? (all|every|each|the stored|stored|all (the |of the )?(stored |saved )?"
+        r"|the admin'?s?|admin|the system'?s?|system|other (users|customers)'?|everyone'?s"
+        r"|the (users|customers)'?|the session|session)\b[^\n]{0,20}?\b" + _SECRETS + r"\b",
         ("password", "secret", "api", "credential", "token", "contrasena", "mots de passe",
-         "passworter", "senha"),
+         "passworter", "senha", "keys"),
     ),
 )
 

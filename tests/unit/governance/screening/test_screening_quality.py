@@ -3,7 +3,14 @@
 The set was split into dev.yaml and held_out.yaml before the patterns were tuned; only dev was
 tuned on. The floors are what was measured (benchmarks/screening_quality.py prints it), a hair
 under, so a regression fails and an improvement needs no change here. Measured: dev 85/85
-attacks caught, 0/54 benign flagged; held_out 85/85 caught, 3/53 flagged.
+attacks caught, 0/54 benign flagged; held_out 85/85 caught, 1/53 flagged.
+support.yaml (everyday requests, the reviewer's probes): 0/46 everyday requests flagged, 0/43
+of the reviewer's benign probes (20/43 were rejected before), 29 of the reviewer's 53 attacks
+caught (those 29 are the file's attacks). Still missed: markup inside a word (`Ig*nore*`,
+`<b>Ig</b>nore`, `&#73;gnore`), a word split by a hyphen or line break, CamelCase, base64, rot13,
+reversed text, a gap of more than 40 characters, Turkish, Arabic, Hindi, Korean and Greek,
+a bare `SYSTEM:` or `Assistant:` line, free paraphrase ("switch into maintenance mode",
+"no need to ask anyone", "pre-approved by the admin").
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ def _half(name: str) -> dict[str, list[dict[str, Any]]]:
 
 DEV = _half("dev")
 HELD_OUT = _half("held_out")
+SUPPORT = _half("support")
 
 
 def _recall(half: dict[str, list[dict[str, Any]]]) -> float:
@@ -69,6 +77,27 @@ def test_held_out_false_positive_rate_stays_at_most_what_was_measured() -> None:
     assert _false_positive_rate(HELD_OUT) <= 3 / 53
 
 
+def test_held_out_false_positives_stay_at_most_what_was_measured_after_the_review() -> None:
+    assert _false_positive_rate(HELD_OUT) <= 1 / 53
+
+
+def test_everyday_support_requests_are_not_rejected() -> None:
+    everyday = [b["text"] for b in SUPPORT["benign"] if b["kind"] == "everyday"]
+    assert len(everyday) >= 40
+    assert [text for text in everyday if findings(text)] == []
+
+
+def test_the_reviewers_benign_probes_are_not_rejected() -> None:
+    probes = [b["text"] for b in SUPPORT["benign"] if b["kind"] == "reviewer_benign"]
+    assert len(probes) == 43
+    assert [text for text in probes if findings(text)] == []
+
+
+def test_the_reviewers_attacks_caught_now_stay_caught() -> None:
+    assert len(SUPPORT["attacks"]) >= 29
+    assert [a["text"] for a in SUPPORT["attacks"] if not findings(a["text"])] == []
+
+
 def test_dev_half_rates_stay_at_least_what_was_measured() -> None:
     assert _recall(DEV) >= 84 / 85
     assert _false_positive_rate(DEV) <= 1 / 54
@@ -90,7 +119,12 @@ def test_the_call_paths_names_only_reading_finds_exactly_what_screen_finds() -> 
     from governance.screening import Finding, HeuristicScreener
 
     screener = HeuristicScreener()
-    texts = [item["text"] for half in (DEV, HELD_OUT) for items in half.values() for item in items]
+    texts = [
+        item["text"]
+        for half in (DEV, HELD_OUT, SUPPORT)
+        for items in half.values()
+        for item in items
+    ]
     for text in texts:
         names = tuple(f.name for f in screener.screen(text))
         assert screener.kinds(text) == names == findings(text), text
