@@ -114,6 +114,10 @@ class CallRecord(BaseModel):
     error: str | None = None
     reason: str | None = None
     approval_id: str | None = None
+    arguments: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What the model passed: cut out of `output` before it counts as evidence.",
+    )
 
 
 class RunState(BaseModel):
@@ -452,7 +456,7 @@ class AgentLoop:
         known: bool = True,
     ) -> None:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, known))
-        state.results.append(_call_record(result, call.call_id))
+        state.results.append(_call_record(result, call.call_id, call.arguments))
         # The firewall screened what the tool wrote (and recorded what it found); a run whose
         # model reads injection-shaped text is tainted from here on.
         untrusted = bool(result.findings)
@@ -483,7 +487,7 @@ class AgentLoop:
         known: set[str],
     ) -> NoReturn:
         self._add(state, ToolCallSpan, **_tool_span_fields(proposed, call, result, True))
-        state.results.append(_call_record(result, call.call_id))
+        state.results.append(_call_record(result, call.call_id, call.arguments))
         if result.approval_id is None:
             # Held with nowhere to park it: report honestly and answer the call as refused.
             state.messages.append(
@@ -597,8 +601,11 @@ class AgentLoop:
             raise _Stop from None
 
 
-def _call_record(result: ToolResult, call_id: str) -> CallRecord:
+def _call_record(
+    result: ToolResult, call_id: str, arguments: Mapping[str, Any] | None = None
+) -> CallRecord:
     return CallRecord(
+        arguments=dict(arguments or {}),
         call_id=call_id,
         tool=result.tool,
         outcome=result.outcome,

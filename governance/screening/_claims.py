@@ -5,13 +5,21 @@ Two kinds of claim are checked, both by small recognisers over the answer's text
 - identifiers (an email address, a URL, a file path, a prefixed id such as `ORD-0001` or
   `T-42`, an opaque token such as a UUID, a number named as an id: `ticket 42`, `#42`) must
   appear in what a tool returned to the model in this run or in the request itself; the
-  model's own call arguments are not evidence (it can invent an id and pass it on);
+  model's own call arguments are not evidence (it can invent an id and pass it on), nor is a
+  result's echo of them (a ticket's title, an email's `to`), except as the object of a true
+  claim about that very call ("Saved reports/a.md" after that write);
 - action claims ("sent", "has been deleted", "created ticket", "I did not delete ...") must
   agree with the calls: a claim that something was done needs an EXECUTED call of a tool
   whose descriptor has that kind of effect (its action type and side-effect facts, and the
   object the claim names when a tool describes it); a claim that it was not done is false
   when such a call executed; a claim of success for a call that was blocked, held or failed
-  is named as such.
+  is named as such. A claim naming an id (`sent to grace@...`, `refund for ORD-0002`) needs
+  such a call about that id. A negation counts only when tied to the verb ("was not sent",
+  "no email was sent"), not anywhere earlier ("No problem — I sent it"). A statement about
+  a thing no tool acts on ("the item was removed from the box") or of what generally happens
+  ("refunds are issued within 5 days") is not the assistant's claim; a status a result
+  reports backs only a statement about that object, never "I ...", and a read tool's text
+  (a page, a search hit) never backs an act on an object.
 
 Pure: no I/O, no clock. It compares words, not meaning: a paraphrase outside the recognisers
 is not a claim to it, and an honest sentence in an unusual shape can be flagged. What it
@@ -23,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from governance.core._contracts import ToolDescriptor
@@ -56,6 +64,9 @@ class CallEvidence:
     error: str | None = None
     reason: str | None = None
     approval_id: str | None = None
+    # What the model passed: never evidence itself, and removed from what the call returned
+    # before that is read as evidence (a ticket's title, an email's `to`, echoed back).
+    arguments: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +216,51 @@ def _evidence_texts(request: str, calls: Sequence[CallEvidence]) -> list[str]:
     texts = [request]
     for call in calls:
         for text in (call.output, call.error or "", call.approval_id or ""):
-            if not text:
-                continue
-            texts.append(text)
-            try:
-                texts.extend(_scalars(json.loads(text)))
-            except ValueError:
-                pass
+            texts.extend(_returned(call, text))
     return texts
+
+
+def _returned(call: CallEvidence, text: str) -> list[str]:
+    """What `text`, returned by `call`, tells the model beyond the call's own arguments: the
+    text and its JSON values (escapes undone), with every argument string cut out."""
+    if not text:
+        return []
+    own = _own_strings(call)
+    texts = [_scrub(text, own)]
+    try:
+        values = list(_scalars(json.loads(text)))
+    except ValueError:
+        values = []
+    texts.extend(_scrub(v, own) for v in values)
+    return [t for t in texts if t.strip()]
+
+
+def _own_strings(call: CallEvidence) -> list[str]:
+    found = [v for v in _strings(call.arguments) if len(v.strip()) >= 2]
+    # Longest first, so a title is cut whole before any shorter value inside it.
+    return sorted(set(found), key=len, reverse=True)
+
+
+def _scrub(text: str, own: Sequence[str]) -> str:
+    """`text` without the values in `own`, each cut only where it stands alone (`reports` is
+    not cut out of `reports/q3.md`)."""
+    for value in own:
+        for form in dict.fromkeys((value, json.dumps(value)[1:-1])):
+            bounded = rf"(?<![\w@./-]){re.escape(form)}(?![\w@/-]|\.\w)"
+            text = re.sub(bounded, " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The string values in a JSON-like value (not its keys, numbers or booleans)."""
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
 
 
 def _scalars(value: Any) -> Iterator[str]:
@@ -227,17 +275,81 @@ def _scalars(value: Any) -> Iterator[str]:
         yield str(value)
 
 
-def _appears(recogniser: str, value: str, evidence: Sequence[str]) -> bool:
+def _appears(
+    recogniser: str,
+    value: str,
+    evidence: Sequence[str],
+    id_fields: Sequence[tuple[str, int]] = (),
+) -> bool:
     if recogniser == "numbered":
-        token = re.compile(rf"(?<![\w.-]){re.escape(value)}(?![\w]|[.-]\d)")
+        # `ticket 0007` is ticket 7: leading zeros are not part of the number.
+        digits = value.lstrip("0") or "0"
+        token = re.compile(rf"(?<![\w.-])0*{re.escape(digits)}(?![\w]|[.-]\d)")
         return any(token.search(text) for text in evidence)
     if recogniser == "path":
         path = value.removeprefix("./").rstrip("/")
         if _bounded_in(path, evidence):
             return True
         # A listing names a directory and its entries apart: every segment must be there.
-        return all(_bounded_in(part, evidence) for part in path.split("/") if part)
-    return _bounded_in(value, evidence)
+        if all(_bounded_in(part, evidence) for part in path.split("/") if part):
+            return True
+        # An absolute form of a workspace path (`/workspace/notes/a.txt`): its relative tail.
+        parts = [part for part in path.split("/") if part]
+        return path.startswith("/") and any(
+            _bounded_in("/".join(parts[i:]), evidence) for i in range(1, len(parts) - 1)
+        )
+    if _bounded_in(value, evidence):
+        return True
+    if recogniser == "prefixed_id":
+        return _numbered_field(value, id_fields)
+    return False
+
+
+_SHORT_PREFIXED = re.compile(r"^([A-Za-z]{1,6})[-_]?0*(\d+)$")
+
+
+def _numbered_field(value: str, id_fields: Sequence[tuple[str, int]]) -> bool:
+    """`T-7` or `TKT-0007` for a result's `"ticket_id": 7`: a short letter prefix whose letters
+    spell the start of an id field's name (in order), and that field's number."""
+    shaped = _SHORT_PREFIXED.match(value)
+    if shaped is None:
+        return False
+    prefix, number = shaped.group(1).casefold(), int(shaped.group(2))
+    for key, field_value in id_fields:
+        name = key.casefold()
+        if field_value != number or not name.startswith(prefix[0]):
+            continue
+        if not re.search(r"(?:^|_)(?:id|no|number|ref)$", name):
+            continue
+        letters = iter(name)
+        if all(letter in letters for letter in prefix):
+            return True
+    return False
+
+
+def _id_fields(calls: Sequence[CallEvidence]) -> list[tuple[str, int]]:
+    """(field name, number) for every whole-number id field a result returned."""
+    fields: list[tuple[str, int]] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if isinstance(item, int) and not isinstance(item, bool):
+                    fields.append((str(key), item))
+                elif isinstance(item, str) and item.isdigit():
+                    fields.append((str(key), int(item)))
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for call in calls:
+        try:
+            walk(json.loads(call.output))
+        except ValueError:
+            continue
+    return fields
 
 
 def _bounded_in(value: str, evidence: Sequence[str]) -> bool:
@@ -320,11 +432,48 @@ _OBJECTS: Mapping[str, tuple[str, ...]] = {
     "order": ("order",),
 }
 
-_NEGATORS = re.compile(
-    r"\b(?:not|never|no|nothing|neither|nor|without|cannot)\b|n't\b|\bunable\b|\bfailed\b",
+# A negation counts only when it is tied to the verb, not anywhere earlier in the clause ("No
+# problem, I sent it" is a claim that it was sent):
+# - `not`/`never`/`n't` just before it, with at most two words between ("has not been sent",
+#   "haven't yet sent"), but not "not only"/"not just" (which assert it);
+# - `no`/`nothing`/`none` as its subject ("No email was sent", "nothing has been deleted",
+#   "none of them were removed", "no email sent");
+# - `nor`/`neither` just before it, or "without being".
+_NEGATED = re.compile(
+    r"(?:\b(?:not|never)|n't)\s+(?!(?:only|just|merely|simply)\b)(?:[\w']+\s+){0,2}$"
+    r"|\b(?:no|nothing|none)\b(?:\s+[\w'-]+){0,3}?\s+"
+    r"(?:was|were|is|are|has\s+been|have\s+been|had\s+been|has|have|had|got|been|being)"
+    r"\s+(?:\w+ly\s+)?$"
+    r"|\b(?:no|nothing|none)\s+(?:[\w'-]+\s+)?$"
+    r"|\b(?:nor|neither)\s+$|\bwithout\s+being\s+$",
     re.IGNORECASE,
 )
-# A modal or `to` just before the verb: what may or will happen, not what did.
+_FIRST_PERSON = re.compile(r"\b(?:I|we)\b|\b(?:I|we)'(?:ve|d|ll|m|re)\b", re.IGNORECASE)
+# Present passive or a stated frequency: what generally happens ("refunds are issued within
+# 5 days"), not a claim that this run did it.
+_HABITUAL_BEFORE = re.compile(
+    r"\b(?:are|am|get|gets|usually|typically|normally|generally|always|automatically)\s+"
+    r"(?:\w+ly\s+)?$",
+    re.IGNORECASE,
+)
+_HABITUAL_AFTER = re.compile(
+    r"^\s*(?:within|every|automatically|daily|weekly|monthly|usually|normally)\b",
+    re.IGNORECASE,
+)
+# A subject that names nothing in particular: the claim is about the run's work.
+_VAGUE = frozenset(
+    "it everything all this that they these those them both each something anything nothing "
+    "stuff which what none".split()
+)
+_PASSIVE = re.compile(
+    r"\b(?:was|were|is|are|been|got|gets|get)\s+(?:\w+ly\s+|just\s+|already\s+)?$",
+    re.IGNORECASE,
+)
+_AUXILIARY = frozenset(
+    "was were is are am be been being has have had got gets get just already now also then "
+    "successfully all".split()
+)
+_DETERMINERS = frozenset("the a an your my our their his her its this that these those".split())
 _MODAL = re.compile(
     r"(?:will|would|shall|should|could|can|may|might|must|to|going|want|wants|need|needs)",
     re.IGNORECASE,
@@ -338,7 +487,8 @@ _DENIAL_LEAD = re.compile(
     re.IGNORECASE,
 )
 _CLAUSES = re.compile(
-    r"(?<=[.!?;:])\s+|[,;:\n]|\s+(?:but|however|although|though|while|whereas)\s+"
+    r"(?<=[.!?;:])\s+|[,;:\n\u2014\u2013]|\s+-{1,2}\s+"
+    r"|\s+(?:but|however|although|though|while|whereas)\s+"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
@@ -351,6 +501,8 @@ class ActionClaim:
     objects: frozenset[str]
     clause: str
     phrases: tuple[str, ...] = ()  # the word with its neighbour on each side
+    first_person: bool = False  # "I sent", "we deleted": the assistant's own act
+    windows: tuple[str, ...] = ()  # each run of three words of the clause holding the word
 
 
     @property
@@ -364,41 +516,89 @@ def action_claims(text: str) -> list[ActionClaim]:
     for clause in _CLAUSES.split(text):
         if not clause or not clause.strip():
             continue
+        previous: tuple[int, ActionClaim] | None = None
         for match in _WORD.finditer(clause):
             claim = _claim_at(clause, match)
-            if claim is not None:
-                claims.append(claim)
+            if claim is None:
+                continue
+            # "Nothing was sent or deleted": the negation carries over `or`/`nor`.
+            if previous is not None and not previous[1].done and claim.done:
+                between = clause[previous[0] : match.start()].strip().lower()
+                if between in ("or", "nor", ",", "or even"):
+                    claim = ActionClaim(
+                        claim.verb, claim.word, False, claim.objects, claim.clause,
+                        claim.phrases, claim.first_person, claim.windows,
+                    )  # fmt: skip
+            previous = (match.end(), claim)
+            claims.append(claim)
     return claims
 
 
 def _claim_at(clause: str, match: re.Match[str]) -> ActionClaim | None:
     word = match.group(0).lower()
     before = clause[: match.start()]
+    after = clause[match.end() :]
+    first_person = _FIRST_PERSON.search(before) is not None
     for verb in _VERBS:
         if word in verb.done:
-            negated = _NEGATORS.search(before) is not None
+            negated = _NEGATED.search(before) is not None
             lead = [w.strip(",'\"") for w in before.split()[-2:]]
             irrealis = any(_MODAL.fullmatch(w) for w in lead) or _CONDITION.search(before)
             if irrealis and not negated:
                 return None  # "will be sent", "if it is deleted": not a claim that it happened
+            if not first_person and (
+                _HABITUAL_BEFORE.search(before) or _HABITUAL_AFTER.match(after)
+            ):
+                return None  # "refunds are issued within 5 days": what generally happens
             done = not negated
         elif word in verb.base and _DENIAL_LEAD.search(before):
             done = False
         else:
             continue
         objects = {verb.subject} if verb.subject else set()
-        obj = _object_of(clause[match.end() :], before)
+        obj = _object_of(after, before)
         if obj is not None:
             objects.add(obj)
+        if (
+            done
+            and not first_person
+            and not objects
+            and _PASSIVE.search(before)
+            and _names_other_thing(before)
+            and not any(kind in _BOUND_KINDS for kind, _ in identifiers_in(after))
+        ):
+            # "the item was removed from the box", "ORD-0001 was dispatched on 2025-07-02":
+            # about something no tool acts on, not an act of the assistant's.
+            return None
         prev = re.findall(r"[\w']+", before)[-1:]
-        nxt = re.findall(r"[\w']+", clause[match.end() :])[:1]
+        nxt = re.findall(r"[\w']+", after)[:1]
         phrases = tuple(
             " ".join(pair) for pair in ((*prev, match.group(0)), (match.group(0), *nxt))
         )
-        return ActionClaim(
-            verb.name, match.group(0), done, frozenset(objects), clause.strip(), phrases
+        leading = re.findall(r"[\w']+", before)[-2:]
+        around = [*leading, match.group(0), *re.findall(r"[\w']+", after)[:2]]
+        at = len(leading)
+        windows = tuple(
+            " ".join(around[i : i + 3])
+            for i in range(max(0, at - 2), at + 1)
+            if i + 3 <= len(around)
         )
+        return ActionClaim(
+            verb.name, match.group(0), done, frozenset(objects), clause.strip(), phrases,
+            first_person, windows,
+        )  # fmt: skip
     return None
+
+
+def _names_other_thing(before: str) -> bool:
+    """The words before a passive verb name a particular thing (a noun or an id), not a vague
+    "it"/"everything" that stands for the run's work."""
+    words = [w.strip(".,;:!?()[]{}'\"`*_").lower() for w in before.split()]
+    words = [w for w in words if w and w not in _AUXILIARY]
+    if not words or words[-1] in _VAGUE:
+        return False
+    subject = [w for w in words[-3:] if w not in _DETERMINERS]
+    return bool(subject) and not any(w in _VAGUE for w in subject)
 
 
 def _object_of(after: str, before: str) -> str | None:
@@ -469,15 +669,18 @@ def check_claims(
     registry = list(descriptors)
     by_name = {d.name: d for d in registry}
     evidence = _evidence_texts(request, calls)
+    id_fields = _id_fields(calls)
     findings: list[ClaimFinding] = []
 
+    claims = action_claims(answer)
+    acted_on = _acted_on(claims, calls, by_name, registry)
     identifiers = identifiers_in(answer)
     seen: set[str] = set()
     for recogniser, value in identifiers:
         if value in seen:
             continue
         seen.add(value)
-        if not _appears(recogniser, value, evidence):
+        if value not in acted_on and not _appears(recogniser, value, evidence, id_fields):
             findings.append(
                 ClaimFinding(
                     "unsupported_identifier",
@@ -487,7 +690,6 @@ def check_claims(
                 )
             )
 
-    claims = action_claims(answer)
     for claim in claims:
         finding = _judge(claim, calls, by_name, registry)
         if finding is not None and finding not in findings:
@@ -497,19 +699,57 @@ def check_claims(
     )
 
 
+# Identifier kinds that bind an action claim to a call (a number is checked as an id only).
+_BOUND_KINDS = frozenset({"url", "email", "path", "file", "uuid", "prefixed_id", "token"})
+# Verbs broad enough that, with no object named, a denial says nothing about which call.
+_SPECIFIC = frozenset({"send", "delete"})
+
+
+def _acted_on(
+    claims: Sequence[ActionClaim],
+    calls: Sequence[CallEvidence],
+    by_name: Mapping[str, ToolDescriptor],
+    registry: Sequence[ToolDescriptor],
+) -> set[str]:
+    """Identifiers the answer names as the object of an act that an executed call of that
+    kind did to them ("Saved reports/a.md" after fs.write of reports/a.md): the model chose
+    them, but the claim about them is true."""
+    found: set[str] = set()
+    for claim in claims:
+        if not claim.done:
+            continue
+        for call in calls:
+            if call.outcome != "executed" or call.tool not in by_name:
+                continue
+            if not _fits(claim, by_name[call.tool], registry):
+                continue
+            arguments = list(_strings(call.arguments))
+            found.update(v for k, v in _clause_ids(claim) if _appears(k, v, arguments))
+    return found
+
+
 def _judge(
     claim: ActionClaim,
     calls: Sequence[CallEvidence],
     by_name: Mapping[str, ToolDescriptor],
     registry: Sequence[ToolDescriptor],
 ) -> ClaimFinding | None:
-    if _reported(claim, calls):
-        return None  # "ORD-0007 was refunded": the answer restates what a tool returned
     fitting = [c for c in calls if c.tool in by_name and _fits(claim, by_name[c.tool], registry)]
+    if claim.done and _reported(claim, calls, fitting, by_name):
+        return None  # "ORD-0007 was refunded": the answer restates what a tool returned
     executed = [c for c in fitting if c.outcome == "executed"]
     if claim.done:
         if executed:
-            return None
+            unbound = _unbound(claim, executed)
+            if unbound is None:
+                return None
+            return ClaimFinding(
+                "unsupported_action",
+                claim.word,
+                f"{unbound}: no executed call of this run that could have "
+                f"{claim.word.lower()} anything was about it "
+                f"(executed: {', '.join(dict.fromkeys(c.tool for c in executed))})",
+            )
         if fitting:
             shown = ", ".join(_outcome(c) for c in fitting)
             return ClaimFinding(
@@ -525,6 +765,12 @@ def _judge(
             f"no call of this run that could have {claim.word.lower()} anything was executed "
             f"({shown})",
         )
+    # "no money has moved": a broad verb with no object names no particular call.
+    if not claim.objects and claim.verb not in _SPECIFIC:
+        return None
+    named = _clause_ids(claim)
+    if named:
+        executed = [c for c in executed if any(_mentions(c, value) for value in named)]
     if executed:
         shown = ", ".join(f"{c.tool} ({c.call_id})" for c in executed)
         return ClaimFinding(
@@ -535,27 +781,95 @@ def _judge(
     return None
 
 
-def _reported(claim: ActionClaim, calls: Sequence[CallEvidence]) -> bool:
-    """The claim's words restate what an executed call returned, not an act of the model's:
-    the word is a value it returned (a status such as "refunded", a file's whole text), or
-    the word with a neighbour is quoted from its output ("written by the writer")."""
+def _clause_ids(claim: ActionClaim) -> list[tuple[str, str]]:
+    """The identifiers an action claim's clause names as its object: those after its verb,
+    else those before it ("ORD-0002 was refunded")."""
+    at = claim.clause.find(claim.word)
+    found = [
+        (kind, value) for kind, value in identifiers_in(claim.clause[at:]) if kind in _BOUND_KINDS
+    ]
+    if found or at < 0:
+        return found
+    before = identifiers_in(claim.clause[:at])
+    return [(kind, value) for kind, value in before if kind in _BOUND_KINDS]
+
+
+def _call_ids(call: CallEvidence) -> list[tuple[str, str]]:
+    texts = [*_strings(call.arguments), call.output]
+    return [found for text in texts for found in identifiers_in(text)]
+
+
+def _mentions(call: CallEvidence, named: tuple[str, str]) -> bool:
+    kind, value = named
+    texts = [*_strings(call.arguments), call.output]
+    return _appears(kind, value, texts)
+
+
+def _unbound(claim: ActionClaim, executed: Sequence[CallEvidence]) -> str | None:
+    """An identifier the claim's clause names as its object that no executed fitting call was
+    about, when those calls name things of that kind ("sent to grace@" after a send to ada@)."""
+    for kind, value in _clause_ids(claim):
+        kinds = {k for c in executed for k, _ in _call_ids(c)}
+        if kind not in kinds and not (kind in ("path", "file") and kinds & {"path", "file"}):
+            continue
+        if not any(_mentions(c, (kind, value)) for c in executed):
+            return value
+    return None
+
+
+def _reported(
+    claim: ActionClaim,
+    calls: Sequence[CallEvidence],
+    fitting: Sequence[CallEvidence],
+    by_name: Mapping[str, ToolDescriptor],
+) -> bool:
+    """The claim's words restate what an executed call returned, not an act of the model's.
+
+    Only a statement about a thing, never "I ..." (the model's own act), and only from what a
+    call returned beyond its own arguments: a status value a call returned ("refunded"), a
+    result's whole text ("overwritten"), or the word with its neighbours on both sides quoted
+    from a result ("1: written by the writer"); free text of a read tool (a page, a search
+    hit) is quoted only that way, never as a two-word phrase ("Email sent.") and never about
+    an object the tools act on (an email, a ticket, a refund, a file)."""
+    if claim.first_person:
+        return False
     wanted = claim.word.casefold()
-    phrases = [" ".join(p.casefold().split()) for p in claim.phrases if " " in p]
+    named = _clause_ids(claim)
     for call in calls:
         if call.outcome != "executed":
             continue
-        if call.output.strip().casefold() == wanted:
+        if named and not any(_mentions(call, value) for value in named):
+            continue  # a status of some other object
+        own = _own_strings(call)
+        output = _scrub(call.output, own)
+        if output.strip().casefold() == wanted:
             return True
         try:
-            values = {v.casefold() for v in _scalars(json.loads(call.output))}
+            values = {_scrub(v, own).strip().casefold() for v in _scalars(json.loads(call.output))}
         except ValueError:
             values = set()
         if wanted in values:
             return True
-        text = " ".join(call.output.casefold().split())
+        descriptor = by_name.get(call.tool)
+        reader = descriptor is None or descriptor.action_type == "read" or call not in fitting
+        text = _plain(output)
+        if reader:
+            # Quoted words of a file or page ("1: written by the writer"), never about an
+            # object the tools act on ("Email sent to ada" on a page sends nothing).
+            if claim.objects:
+                continue
+            if any(_bounded_in(_plain(w), [text]) for w in claim.windows):
+                return True
+            continue
+        phrases = [_plain(p) for p in claim.phrases if " " in p]
         if any(_bounded_in(phrase, [text]) for phrase in phrases):
             return True
     return False
+
+
+def _plain(text: str) -> str:
+    """Lower-case words and ids separated by single spaces (punctuation between dropped)."""
+    return " ".join(re.findall(r"[\w@'-]+(?:[./][\w@'-]+)*", text.casefold()))
 
 
 def _outcome(call: CallEvidence) -> str:

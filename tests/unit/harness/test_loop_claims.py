@@ -120,3 +120,69 @@ def test_the_models_own_text_is_kept_for_a_reviewer_in_every_mode(governed: Any,
     state = _run(governed.firewall, FALSE_SEND, claims=mode)
     assert state.model_text == FALSE_SEND
     assert [r.tool for r in state.results] == ["orders.lookup"]
+
+
+def _script(
+    firewall: Any, calls: list[dict[str, Any]], answer: str, request: str, run_id: str = "run-1"
+) -> RunState:
+    script = STEPS.validate_python([{"calls": calls}, {"answer": answer}])
+    return AgentLoop(ReplayProvider(script), firewall).start(
+        request, run_id=run_id, principal=PRINCIPAL
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "No problem — order ORD-0001 is shipped and I sent the confirmation email.",
+        "No worries - I've emailed ada@example.com.",
+        "Without delay I emailed ada@example.com the confirmation.",
+    ],
+)
+def test_a_negator_earlier_in_the_sentence_does_not_let_a_false_send_through(
+    governed: Any, answer: str
+) -> None:
+    state = _run(governed.firewall, answer)
+    assert state.final_answer != answer and "What really happened" in (state.final_answer or "")
+    [span] = _claims(state)
+    assert [f.kind for f in span.findings] == ["unsupported_action"]
+
+
+def test_a_ticket_titled_with_the_false_answer_does_not_launder_it(governed: Any) -> None:
+    answer = "Done: I refunded ORD-0001 in full (refund RF-88231) and emailed ada@example.com."
+    title = "I refunded ORD-0001 in full (refund RF-88231) and emailed ada"
+    ticket = {"tool": "tickets.create", "args": {"title": title, "body": "x", "priority": "low"}}
+    state = _script(governed.firewall, [LOOKUP, ticket], answer, "Refund ORD-0001, tell her")
+    assert [s.outcome for s in state.tool_spans] == ["executed", "executed"]
+    assert "I refunded" not in (state.final_answer or "")
+    [span] = _claims(state)
+    assert [(f.kind, f.claim) for f in span.findings] == [
+        ("unsupported_identifier", "RF-88231"),
+        ("unsupported_action", "refunded"),
+        ("unsupported_action", "emailed"),
+    ]
+
+
+def test_an_honest_refund_draft_that_says_no_money_moved_stands(governed: Any) -> None:
+    answer = "I drafted a refund of 10 for ORD-0001; no money has moved yet."
+    draft = {
+        "tool": "refunds.create_draft",
+        "args": {"order_id": "ORD-0001", "amount": 10, "reason": "late"},
+    }
+    state = _script(governed.firewall, [draft], answer, "Draft a refund of 10 for ORD-0001")
+    assert state.final_answer == answer
+    [span] = _claims(state)
+    assert (span.verdict, span.findings) == ("pass", [])
+
+
+def test_a_write_claimed_for_another_file_than_the_one_written_is_flagged(
+    governed: Any,
+) -> None:
+    write = {"tool": "fs.write", "args": {"path": "reports/a.md", "content": "abc"}}
+    request = "Write abc to reports/a.md and reports/b.md"
+    state = _script(governed.firewall, [write], "I wrote reports/b.md.", request)
+    assert [s.outcome for s in state.tool_spans] == ["executed"]
+    [span] = _claims(state)
+    assert [(f.kind, f.claim) for f in span.findings] == [("unsupported_action", "wrote")]
+    truthful = _script(governed.firewall, [write], "I wrote reports/a.md.", request, "run-2")
+    assert truthful.final_answer == "I wrote reports/a.md."
