@@ -65,9 +65,8 @@ class Scan:
         if page.startswith("<!--", lt):
             end = self._search(_COMMENT_END, lt + 4)
             return None if end is None else end.end()
-        if page.startswith(("<!", "<?"), lt) or page.startswith("</", lt) and not (
-            _NAME.match(page, lt + 2)
-        ):
+        bogus_end_tag = page.startswith("</", lt) and not _NAME.match(page, lt + 2)
+        if page.startswith(("<!", "<?"), lt) or bogus_end_tag:
             if page.startswith("</>", lt):
                 return lt + 3
             end = self._search(_GT, lt + 2)  # a declaration or a bogus comment: up to `>`

@@ -41,7 +41,7 @@ def test_markup_the_standard_parser_raised_on_is_read() -> None:
 @pytest.mark.parametrize(
     ("page", "text"),
     [
-        ('<a title="x>y" b=\'q>\'>link</a>', "link"),
+        ("<a title=\"x>y\" b='q>'>link</a>", "link"),
         ("a &lt; b &amp; c <3", "a < b & c <3"),
         ('<script>if (a<b) x = "</scr";</SCRIPT >after', "after"),
         ("<style>p>q{}</style><noscript><p>no</p></noscript>ok", "ok"),
