@@ -12,6 +12,11 @@ import ipaddress
 from governance.arguments._urls import IPAddress
 
 _SHARED = ipaddress.IPv4Network("100.64.0.0/10")
+# Special-purpose ranges refused whatever the Python patch level says of them: before the
+# CVE-2024-4032 fix (3.11.7 among others) `is_global` is True for parts of 192.0.0.0/24.
+_IETF_PROTOCOL = ipaddress.IPv4Network("192.0.0.0/24")  # protocol assignments (RFC 6890)
+_6TO4_RELAY = ipaddress.IPv4Network("192.88.99.0/24")  # 6to4 relay anycast (RFC 7526)
+_SIIT = ipaddress.IPv6Network("::ffff:0:0:0/96")  # IPv4-translated (SIIT, RFC 6145)
 _METADATA = frozenset(
     {
         ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
@@ -47,6 +52,8 @@ def _v4_reason(ip: ipaddress.IPv4Address) -> str | None:
         (ip.is_link_local, "link_local"),
         (ip.is_multicast, "multicast"),
         (ip in _SHARED, "shared_address"),
+        (ip in _IETF_PROTOCOL, "special_purpose"),
+        (ip in _6TO4_RELAY, "special_purpose"),
         (ip.is_reserved, "reserved"),
         (ip.is_private, "private"),
         (not ip.is_global, "not_global"),
@@ -64,6 +71,8 @@ def refused_address_reason(ip: IPAddress) -> str | None:
         return "cloud_metadata"
     if ip.ipv4_mapped is not None:
         return "ipv4_mapped"
+    if ip in _SIIT:
+        return "ipv4_translated"
     if any(ip in net for net in _NAT64):
         return "nat64"
     if ip in _IPV4_COMPATIBLE:

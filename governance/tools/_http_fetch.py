@@ -12,6 +12,7 @@ the whole fetch. Every refusal is a ToolExecutionError with a reason code the ag
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import socket
 import time
@@ -160,11 +161,16 @@ class HttpFetcher:
     ) -> dict[str, object]:
         self.check_type(content_type)
         media = content_type.split(";", 1)[0].strip().lower()
-        text = body.decode(_charset(content_type), errors="replace")
-        if media == "text/html":
-            from governance.tools._http_text import html_text  # html.parser: only when used
+        try:
+            text = body.decode(_charset(content_type), errors="replace")
+            if media == "text/html":
+                from governance.tools._http_text import html_text  # only when used
 
-            text = html_text(text)
+                text = html_text(text)
+        except (ValueError, LookupError, AssertionError) as exc:  # the server picks none
+            raise ToolExecutionError(
+                "undecodable", f"{url.text} could not be read as text ({type(exc).__name__})"
+            ) from None
         return {
             "url": url.text,
             "status": status,
@@ -185,14 +191,21 @@ def _ip(text: str) -> IPAddress:
     return ipaddress.ip_address(text)
 
 
+# Charsets a page may name, by `codecs.lookup` name (so every alias counts); any other name is
+# read as UTF-8: a server must not pick a codec that fails or misreads (idna, punycode, utf-7).
+_CHARSETS = frozenset(
+    {"utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be",
+     "iso8859-1", "cp1252", "ascii"}
+)  # fmt: skip
+
+
 def _charset(content_type: str) -> str:
     for param in content_type.split(";")[1:]:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset":
-            name = value.strip().strip('"').lower()
             try:
-                "".encode(name)
-            except LookupError:
+                name = codecs.lookup(value.strip().strip('"').lower()).name
+            except (LookupError, ValueError, TypeError):
                 return "utf-8"
-            return name
+            return name if name in _CHARSETS else "utf-8"
     return "utf-8"

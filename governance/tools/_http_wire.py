@@ -1,11 +1,17 @@
 """One HTTP exchange over a socket to a validated address: http.client with a pinned connect.
 
+Every read and write on the socket first sets its timeout to what is left of the fetch's one
+deadline (and refuses at zero), so a server dripping a byte at a time cannot stretch the fetch;
+the TLS handshake is one call under that timeout. Bytes before the body (status lines, headers,
+any number of `100 Continue` responses, which http.client skips) count against `_HEAD_CAP`, and
+the body's framing (chunk sizes, extensions, trailers) against a cap beside the body's own.
 Imported only when `http.get` runs (http.client and ssl cost the cold CLI paths time).
 """
 
 from __future__ import annotations
 
 import http.client
+import io
 import socket
 import ssl
 from collections.abc import Callable
@@ -41,6 +47,68 @@ class Target(Protocol):
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CHUNK = 16384
+_HEAD_CAP = 64 * 1024  # status lines and headers, every 1xx response's included
+_FRAMING_CAP = 64 * 1024  # wire bytes a body may take beyond twice its cap (chunk framing)
+
+
+class _DeadlineSocket:
+    """The connection's socket as http.client sees it: each recv and send runs under the time
+    left (`remaining` raises at zero) and the bytes received are counted against a limit."""
+
+    def __init__(self, sock: socket.socket, remaining: Callable[[], float], url: str) -> None:
+        self._sock = sock
+        self._remaining = remaining
+        self._url = url
+        self.received = 0
+        self.limit = _HEAD_CAP
+        self.reason = "headers_too_large"
+        self._io_refs = 0
+        self._closed = False
+
+    def _before(self) -> None:
+        if self.received >= self.limit:
+            raise ToolExecutionError(
+                self.reason, f"{self._url} sent too many bytes around its body ({self.reason})"
+            )
+        self._sock.settimeout(self._remaining())
+
+    def recv_into(self, buffer: memoryview, nbytes: int = 0, flags: int = 0) -> int:
+        self._before()
+        count = self._sock.recv_into(buffer, nbytes or len(buffer), flags)
+        self.received += count
+        return count
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        self._before()
+        data = self._sock.recv(size, flags)
+        self.received += len(data)
+        return data
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.settimeout(self._remaining())
+        self._sock.sendall(data)
+
+    def makefile(self, mode: str = "rb", *args: object, **kwargs: object) -> io.BufferedReader:
+        if mode != "rb":
+            raise ValueError(f"only 'rb' is supported, not {mode!r}")
+        self._io_refs += 1
+        return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def settimeout(self, value: float | None) -> None:
+        self._sock.settimeout(value)
+
+    def _decref_socketios(self) -> None:  # a makefile() reader closed (as in socket.socket)
+        self._io_refs -= 1
+        if self._closed and self._io_refs <= 0:
+            self._sock.close()
+
+    def close(self) -> None:  # the reader http.client hands the response keeps it open
+        self._closed = True
+        if self._io_refs <= 0:
+            self._sock.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +131,13 @@ class _PinnedConnection(http.client.HTTPConnection):
         self._target = target
         self._fetcher = fetcher
         self._deadline = deadline
+        self.wire: _DeadlineSocket | None = None
 
     def remaining(self) -> float:
         left = self._deadline - self._fetcher.clock()
         if left <= 0:
             raise ToolExecutionError("timeout", f"{self._url.text} took too long")
         return left
-
-    def refresh_timeout(self) -> None:
-        if self.sock is not None:
-            self.sock.settimeout(self.remaining())
 
     def connect(self) -> None:
         failure: OSError = OSError("no address to connect to")
@@ -92,7 +157,8 @@ class _PinnedConnection(http.client.HTTPConnection):
         except BaseException:
             sock.close()
             raise
-        self.sock = sock
+        self.wire = _DeadlineSocket(sock, self.remaining, self._url.text)
+        self.sock = self.wire
 
 
 def exchange(fetcher: HttpFetcher, url: HttpUrl, target: Target, deadline: float) -> Reply:
@@ -111,8 +177,11 @@ def exchange(fetcher: HttpFetcher, url: HttpUrl, target: Target, deadline: float
                 "Connection": "close",
             },
         )
-        conn.refresh_timeout()
         response = conn.getresponse()
+        wire = conn.wire
+        if wire is not None:  # from here on the bytes are the body and its framing
+            wire.limit = wire.received + 2 * fetcher.max_bytes + _FRAMING_CAP
+            wire.reason = "framing_too_large"
         location = response.getheader("location")
         if response.status in _REDIRECTS and location is not None:
             return Reply(response.status, "", b"", False, location)
@@ -123,7 +192,7 @@ def exchange(fetcher: HttpFetcher, url: HttpUrl, target: Target, deadline: float
             )
         content_type = response.getheader("content-type") or ""
         fetcher.check_type(content_type)  # before reading a byte of a refused body
-        body, truncated = _read(response, conn, fetcher.max_bytes)
+        body, truncated = _read(response, fetcher.max_bytes)
         return Reply(response.status, content_type, body, truncated, None)
     except ToolExecutionError:
         raise
@@ -143,13 +212,10 @@ def exchange(fetcher: HttpFetcher, url: HttpUrl, target: Target, deadline: float
         conn.close()
 
 
-def _read(
-    response: http.client.HTTPResponse, conn: _PinnedConnection, cap: int
-) -> tuple[bytes, bool]:
+def _read(response: http.client.HTTPResponse, cap: int) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
     while size <= cap:
-        conn.refresh_timeout()
         chunk = response.read1(min(_CHUNK, cap + 1 - size))
         if not chunk:
             return b"".join(chunks), False

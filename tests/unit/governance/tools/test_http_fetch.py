@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -309,3 +312,125 @@ def test_configuration_and_environment_cannot_enable_the_loopback_allowance(
         ["governance/tools/_http_fetch.py", "harness/_http_fixture.py"]
     )
     assert os.environ["PROCTOR_HTTP_ALLOW_LOOPBACK"]  # the variables really were set
+
+
+class _RawServer:
+    """A loopback server that answers every connection with `reply(conn)` (raw bytes)."""
+
+    def __init__(self, reply: Callable[[socket.socket], None]) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(4)
+        self.port = self.listener.getsockname()[1]
+        self._reply = reply
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn.recv(65536)
+                try:
+                    self._reply(conn)
+                except OSError:
+                    pass  # the fetch hung up, as it should
+
+    def fetcher(self, **settings: object) -> HttpFetcher:
+        return HttpFetcher(
+            _loopback_routes_for_tests={("docs.test", 80): self.port},
+            **settings,  # type: ignore[arg-type]
+        )
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@contextmanager
+def _raw(reply: Callable[[socket.socket], None]) -> Iterator[_RawServer]:
+    s = _RawServer(reply)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def _drip(head: bytes, drip: bytes, tail: bytes) -> Callable[[socket.socket], None]:
+    def reply(conn: socket.socket) -> None:
+        conn.sendall(head)
+        for byte in drip:
+            conn.sendall(bytes([byte]))
+            time.sleep(0.005)
+        conn.sendall(tail)
+
+    return reply
+
+
+_PLAIN = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _drip(b"HTTP/1.1 200 OK", b" " * 60, b"\r\nContent-Type: text/plain\r\n"
+              b"Content-Length: 2\r\n\r\nhi"),
+        _drip(_PLAIN + b"X-A: ", b"a" * 60, b"\r\nContent-Length: 2\r\n\r\nhi"),
+        _drip(_PLAIN + b"Transfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n", b"0" * 60,
+              b"2\r\nyo\r\n0\r\n\r\n"),
+    ],
+    ids=["status line", "header", "chunk size"],
+)  # fmt: skip
+def test_a_server_dripping_bytes_cannot_stretch_the_one_deadline(
+    reply: Callable[[socket.socket], None],
+) -> None:
+    """Each read is given only the time left: the clock advances a second per look at it, so
+    a fetch that reads the drip byte by byte must run out of its ten seconds."""
+    ticks = itertools.count()
+    with _raw(reply) as server:
+        fetcher = server.fetcher(timeout_seconds=10.0, clock=lambda: float(next(ticks)))
+        with pytest.raises(ToolExecutionError) as refused:
+            fetcher.fetch("http://docs.test/")
+    assert refused.value.reason == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("before_body", "reason"),
+    [
+        (b"HTTP/1.1 100 Continue\r\n\r\n" * 8000 + _PLAIN, "headers_too_large"),
+        (_PLAIN + b"".join(b"X-%d: %s\r\n" % (i, b"v" * 2000) for i in range(90)),
+         "headers_too_large"),
+    ],
+    ids=["endless 100 Continue", "many long headers"],
+)  # fmt: skip
+def test_bytes_before_the_body_count_against_a_cap(before_body: bytes, reason: str) -> None:
+    def reply(conn: socket.socket) -> None:
+        conn.sendall(before_body + b"Content-Length: 2\r\n\r\nhi")
+
+    with _raw(reply) as server, pytest.raises(ToolExecutionError) as refused:
+        server.fetcher().fetch("http://docs.test/")
+    assert refused.value.reason == reason
+
+
+def test_chunk_framing_counts_against_a_cap_beside_the_body() -> None:
+    chunk = b"1;" + b"x" * 4000 + b"\r\na\r\n"
+
+    def reply(conn: socket.socket) -> None:
+        conn.sendall(_PLAIN + b"Transfer-Encoding: chunked\r\n\r\n" + chunk * 200 + b"0\r\n\r\n")
+
+    with _raw(reply) as server, pytest.raises(ToolExecutionError) as refused:
+        server.fetcher(max_bytes=1000).fetch("http://docs.test/")
+    assert refused.value.reason == "framing_too_large"
+
+
+@pytest.mark.parametrize("charset", ["idna", "punycode", "utf-7"])
+def test_a_charset_off_the_allow_list_is_read_as_utf8(server: _Server, charset: str) -> None:
+    server.pages["/c"] = (200, {"Content-Type": f"text/plain; charset={charset}"}, b"ab+AGE-\xff")
+    assert _routed(server).fetch("http://docs.test/c")["text"] == "ab+AGE-\ufffd"
+
+
+def test_markup_that_made_the_standard_parser_raise_is_read(server: _Server) -> None:
+    server.pages["/h"] = _html("<![<![<![ x <p>kept</p>")
+    assert _routed(server).fetch("http://docs.test/h")["text"] == "kept"

@@ -90,6 +90,12 @@ REFUSED = [
     ("http://[2002:c0a8:101::]/", "6to4_embedded"),
     ("http://[2001:db8::1]/", "private"),
     ("https://[::1]:443/", "loopback"),
+    ("http://192.0.0.9/", "special_purpose"),
+    ("http://192.0.0.10/", "special_purpose"),
+    ("http://192.0.0.255/", "special_purpose"),
+    ("http://192.88.99.1/", "special_purpose"),
+    ("http://[::ffff:0:7f00:1]/", "ipv4_translated"),
+    ("http://[::ffff:0:808:808]/", "ipv4_translated"),
 ]
 
 
