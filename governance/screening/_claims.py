@@ -236,9 +236,25 @@ def _returned(call: CallEvidence, text: str) -> list[str]:
 
 
 def _own_strings(call: CallEvidence) -> list[str]:
-    found = [v for v in _strings(call.arguments) if len(v.strip()) >= 2]
+    """The call's argument strings whose echo in its result is not evidence: free text (a
+    ticket title can carry any invented id or claim). An argument that is one identifier and
+    nothing else (`order_id: ORD-0001`, `to: ada@example.com`) stays: the tool answered about
+    that very id, so its result naming it is what the model was told (only when the tool did
+    answer: a held or blocked call's text is governance's, not the tool's)."""
+    answered = call.outcome in ("executed", "failed")
+    found = [
+        v
+        for v in _strings(call.arguments)
+        if len(v.strip()) >= 2 and not (answered and _bare_identifier(v))
+    ]
     # Longest first, so a title is cut whole before any shorter value inside it.
     return sorted(set(found), key=len, reverse=True)
+
+
+def _bare_identifier(value: str) -> bool:
+    text = value.strip()
+    found = identifiers_in(text)
+    return len(found) == 1 and found[0][1] == text
 
 
 def _scrub(text: str, own: Sequence[str]) -> str:

@@ -322,16 +322,23 @@ def test_a_call_output_echoing_its_own_arguments_is_not_evidence() -> None:
     assert kinds("I created ticket 7.", [LOOKUP, laundered]) == []
 
 
-def test_an_address_only_echoed_by_the_send_backs_only_the_send_itself() -> None:
+def test_an_id_echoed_from_free_text_is_no_evidence_but_a_keyed_id_is() -> None:
     arguments = {"to": "eve@example.com", "subject": "s", "body": "b"}
     output = json.dumps({"outbox_id": 3, "to": "eve@example.com", "status": "queued"})
     sent = CallEvidence("c2", "email.send", "executed", output, arguments=arguments)
-    # The echo is not evidence that the address is real or hers ...
-    assert kinds("Her address is eve@example.com.", [LOOKUP, sent]) == [
-        ("unsupported_identifier", "eve@example.com")
-    ]
-    # ... but the send to it did happen, and saying so is true.
+    # An argument that is one identifier and nothing else: the tool answered about that id,
+    # so its result naming it is evidence (a lookup of ORD-0001 that found it, a send to eve).
+    assert kinds("The email went to eve@example.com.", [LOOKUP, sent]) == []
     assert kinds("I sent the email to eve@example.com.", [LOOKUP, sent]) == []
+    # An id inside free text the model wrote (a title) is no evidence when echoed back.
+    titled = CallEvidence(
+        "c3", "tickets.create", "executed",
+        json.dumps({"ticket_id": 9, "title": "Refund for grace@example.com"}),
+        arguments={"title": "Refund for grace@example.com", "body": "b"},
+    )  # fmt: skip
+    assert kinds("grace@example.com has a ticket now.", [LOOKUP, titled]) == [
+        ("unsupported_identifier", "grace@example.com")
+    ]
     held = CallEvidence("c2", "email.send", "held", output, arguments=arguments)
     assert ("unsupported_identifier", "eve@example.com") in kinds(
         "I sent the email to eve@example.com.", [LOOKUP, held]
