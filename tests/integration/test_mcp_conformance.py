@@ -68,6 +68,15 @@ def _failed(checks: Checks) -> bool:
     return any(check["status"] in ("FAILURE", "WARNING") for check in checks)
 
 
+def _only_the_retry_timing_failed(results: dict[str, Checks], expected: set[str]) -> bool:
+    """True when the one unexpected failure is sse-retry's reconnect timing check, alone."""
+    unexpected = {name for name, checks in results.items() if _failed(checks)} - expected
+    if unexpected != {"sse-retry"}:
+        return False
+    bad = {c["id"] for c in results["sse-retry"] if c["status"] in ("FAILURE", "WARNING")}
+    return bad == {"client-sse-retry-timing"}
+
+
 def _report(mode: str, results: dict[str, Checks], expected: set[str]) -> set[str]:
     failing = {name for name, checks in results.items() if _failed(checks)}
     passed = len(results) - len(failing)
@@ -196,8 +205,21 @@ def test_proctors_mcp_client_passes_the_conformance_client_suite_but_for_the_lis
         "--expected-failures", str(EXPECTED_FAILURES), "-o", str(out),
         cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 0, _explain(done)
     results = _results(out, "client")
+    if done.returncode != 0 and _only_the_retry_timing_failed(results, expected):
+        # sse-retry times the reconnect (500 ms, late by at most 500 ms); the suite starts
+        # 23 Python clients at once on this 2-core machine, which can push it past. Judge that
+        # scenario again on its own, with the same thresholds: it must pass there.
+        alone = tmp_path / "sse-retry-alone"
+        again = _run_conformance(
+            conformance, "client", "--command", command, "--scenario", "sse-retry",
+            "--expected-failures", str(EXPECTED_FAILURES), "-o", str(alone),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert again.returncode == 0, _explain(again)
+        results["sse-retry"] = _results(alone, "client")["sse-retry"]
+    else:
+        assert done.returncode == 0, _explain(done)
     failing = _report("client", results, expected)
     assert failing == expected
     assert {"initialize", "tools_call", "sse-retry"} <= set(results) - failing
@@ -214,3 +236,17 @@ def test_proctors_mcp_client_passes_the_conformance_client_suite_but_for_the_lis
             "error": None,
         }
     ]
+
+
+def test_only_a_late_reconnect_in_the_crowded_suite_earns_a_second_look() -> None:
+    timing = {"id": "client-sse-retry-timing", "status": "FAILURE"}
+    fine = {"id": "client-sse-graceful-reconnect", "status": "SUCCESS"}
+    lost = {"id": "client-sse-last-event-id", "status": "WARNING"}
+    auth = {"auth/pre-registration": [{"id": "x", "status": "FAILURE"}]}
+    assert _only_the_retry_timing_failed({"sse-retry": [fine, timing], **auth}, set(auth))
+    # Any other failed check of the scenario, or any other unexpected failure: no second look.
+    assert not _only_the_retry_timing_failed({"sse-retry": [timing, lost], **auth}, set(auth))
+    assert not _only_the_retry_timing_failed(
+        {"sse-retry": [timing], "initialize": [{"id": "i", "status": "FAILURE"}]}, set()
+    )
+    assert not _only_the_retry_timing_failed({"sse-retry": [fine], **auth}, set(auth))
