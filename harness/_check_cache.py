@@ -10,9 +10,15 @@ or Proctor is a miss. Only files whose every scenario was checked and passed are
 scenario: their tool surface is a server's), so a hit stands for a check that passed.
 
 The cache is an optimisation, never a source of truth: an entry that cannot be read, does not
-match its own digest, or holds a scenario that does not validate is ignored (and replaced on
-the next store). Entries are written to a temporary file and renamed, in a directory only the
-user can write. `PROCTOR_CACHE_DIR` moves the cache; set to an empty value it is off.
+carry a valid MAC, or holds a scenario that does not validate is ignored (and replaced on the
+next store). A hit serves the entry's scenarios instead of the file's, so an entry must come
+from this user's own Proctor: each is authenticated with HMAC-SHA256 under a per-user key kept
+OUTSIDE the cache directory (`$PROCTOR_CACHE_KEY_FILE`, else `$XDG_CONFIG_HOME/proctor/
+check-cache.key`, else `~/.config/proctor/check-cache.key`; created 0600), so entries planted
+in a shared directory or restored from another machine's CI cache are ignored; and a directory
+or entry not owned by the user, or writable by group or others, is not used at all. Entries
+are written to a temporary file and renamed. `PROCTOR_CACHE_DIR` moves the cache; set to an
+empty value it is off.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
 import tempfile
 import zlib
@@ -35,6 +43,7 @@ from pydantic import ValidationError
 from harness._scenario_load import LoadedScenario, resolve_policy_path, unpack_scenario
 
 CACHE_ENV = "PROCTOR_CACHE_DIR"
+KEY_ENV = "PROCTOR_CACHE_KEY_FILE"
 FORMAT = "proctor-checked-file/1"
 _LIBRARIES = ("pydantic", "pydantic-core", "PyYAML", "jsonschema")
 
@@ -52,6 +61,66 @@ def default_cache_dir() -> Path | None:
         except RuntimeError:
             return None
     return Path(base) / "proctor" / "checked"
+
+
+def default_key_file() -> Path | None:
+    """`$PROCTOR_CACHE_KEY_FILE`, else `$XDG_CONFIG_HOME/proctor/check-cache.key`, else
+    `~/.config/proctor/check-cache.key`: never inside the cache directory."""
+    value = os.environ.get(KEY_ENV, "").strip()
+    if value:
+        return Path(value)
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    if not base:
+        try:
+            base = str(Path.home() / ".config")
+        except RuntimeError:
+            return None
+    return Path(base) / "proctor" / "check-cache.key"
+
+
+def _private(info: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else."""
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _read_private(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes (at most `limit`) when it is this user's alone; None otherwise.
+    O_NOFOLLOW and O_NONBLOCK: a link or a FIFO planted under the name is never followed or
+    waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _private(info) or info.st_size > limit:
+            return None
+        return os.read(fd, limit + 1)[:limit]
+    finally:
+        os.close(fd)
+
+
+def cache_key(path: Path) -> bytes | None:
+    """This user's cache key, created (32 random bytes, 0600) on first use; None when it cannot
+    be read or made, or is not the user's alone (then the cache is off)."""
+    found = _read_private(path, 64)
+    if found is not None:
+        return found if len(found) == 32 else None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key-")
+        try:
+            os.write(fd, os.urandom(32))
+            os.close(fd)
+            os.link(tmp, path)  # atomic and never replaces: a concurrent first use keeps one
+        except FileExistsError:
+            pass
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError:
+        return None
+    found = _read_private(path, 64)
+    return found if found is not None and len(found) == 32 else None
 
 
 @functools.cache
@@ -87,10 +156,29 @@ def _file_digest(path: Path) -> str | None:
 class CheckCache:
     """Checked scenario files under `directory`, for one checker (`checker_digest`)."""
 
-    def __init__(self, directory: Path, checker: str) -> None:
+    def __init__(self, directory: Path, checker: str, key: bytes) -> None:
         self._directory = directory
         self._checker = checker
+        self._key_bytes = key
         self._policy_digests: dict[Path, str | None] = {}  # a policy file read once per load
+
+    def note_policy(self, path: Path, digest: str) -> None:
+        """The digest of the bytes a policy was compiled from for this load's checks. If the
+        file was seen with other bytes earlier in the load (edited meanwhile), no entry can
+        say which policy its check ran under: nothing naming it is stored."""
+        known = self._policy_digests.setdefault(path, digest)
+        if known != digest:
+            self._policy_digests[path] = None
+
+    def _usable(self) -> bool:
+        try:
+            return _private(os.stat(self._directory))
+        except OSError:
+            return False
+
+    def _mac(self, body: dict[str, Any]) -> str:
+        message = json.dumps(body, sort_keys=True).encode("utf-8")
+        return hmac.new(self._key_bytes, message, hashlib.sha256).hexdigest()
 
     def _key(self, raw: bytes) -> str:
         return hashlib.sha256(f"{self._checker}\0".encode() + raw).hexdigest()
@@ -115,11 +203,17 @@ class CheckCache:
     def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None:
         """The file's checked scenarios (packed), or None: not stored, stale, or unreadable."""
         key = self._key(raw)
+        if not self._usable():
+            return None
         try:
-            text = (self._directory / f"{key}.json").read_text(encoding="utf-8")
-            entry = json.loads(text)
-            items = _entry_items(entry, key, file, shown)
-        except (OSError, ValueError, TypeError, KeyError, zlib.error, ValidationError):
+            data = _read_private(self._directory / f"{key}.json", _ENTRY_LIMIT)
+            if data is None:
+                return None
+            entry = json.loads(data.decode("utf-8"))
+            items = _entry_items(entry, key, file, shown, self._mac)
+        except (
+            OSError, ValueError, TypeError, KeyError, zlib.error, ValidationError, RecursionError
+        ):  # fmt: skip
             return None  # unreadable or not what was stored: checked again, then replaced
         if items is None or self._policies(items) != entry["policies"]:
             return None
@@ -144,9 +238,11 @@ class CheckCache:
                 for item in items
             ],
         }
-        entry = {**body, "digest": _digest(body)}
+        entry = {**body, "mac": self._mac(body)}
         try:
             self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self._usable():
+                return  # someone else's, or writable by others: never written to (or trusted)
             fd, tmp = tempfile.mkstemp(dir=self._directory, prefix=".entry-")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -165,16 +261,21 @@ def _packed(item: LoadedScenario) -> str:
     return base64.b64encode(form).decode("ascii")
 
 
-def _digest(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+_ENTRY_LIMIT = 64 * 1024 * 1024  # an entry is deflated scenarios: far below this
 
 
-def _entry_items(entry: Any, key: str, file: Path, shown: str) -> list[LoadedScenario] | None:
-    """The entry's scenarios, each validated again; None when the entry is not intact."""
+def _entry_items(
+    entry: Any, key: str, file: Path, shown: str, mac: Callable[[dict[str, Any]], str]
+) -> list[LoadedScenario] | None:
+    """The entry's scenarios, each validated again; None when the entry is not intact or not
+    this user's Proctor's (its MAC does not verify)."""
     if not isinstance(entry, dict) or entry.get("key") != key:
         return None
-    body = {k: v for k, v in entry.items() if k != "digest"}
-    if entry.get("digest") != _digest(body) or not isinstance(entry["policies"], dict):
+    body = {k: v for k, v in entry.items() if k != "mac"}
+    stated = entry.get("mac")
+    if not isinstance(stated, str) or not hmac.compare_digest(stated, mac(body)):
+        return None
+    if not isinstance(entry["policies"], dict):
         return None
     items: list[LoadedScenario] = []
     for stored in entry["scenarios"]:
@@ -199,7 +300,13 @@ def _entry_items(entry: Any, key: str, file: Path, shown: str) -> list[LoadedSce
 def cache_for(registry_digest: Callable[[], str]) -> CheckCache | None:
     """The cache at `default_cache_dir()`, or None when it is off."""
     directory = default_cache_dir()
-    if directory is None:
+    key_file = default_key_file()
+    if directory is None or key_file is None:
         return None
-    return CheckCache(directory, checker_digest(registry_digest()))
+    if key_file.resolve().is_relative_to(directory.resolve()):
+        return None  # a key beside the entries authenticates nothing
+    key = cache_key(key_file)
+    if key is None:
+        return None
+    return CheckCache(directory, checker_digest(registry_digest()), key)
 

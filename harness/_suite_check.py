@@ -13,7 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import overload
 
-from governance import Policy, ToolRegistry, load_policy
+from governance import Policy, ToolRegistry
+from governance.policy import read_policy
 from governance.tools import builtin_registry as new_builtin_registry
 from harness._check_cache import CheckCache, cache_for
 from harness._errors import ScenarioError
@@ -111,13 +112,15 @@ def load_checked_suite(
     def policy_for(item: LoadedScenario) -> Policy:
         path = resolve_policy_path(item)
         if path not in policies:
-            policies[path] = load_policy(path)
+            policies[path], digest = read_policy(path)
+            if checked_files is not None and checked_files.store is not None:
+                checked_files.store.note_policy(path, digest)  # what this load's checks ran under
         return policies[path]
 
     violations: list[ContractViolation] = []
     waiting: list[LoadedScenario] = []
     wanted = set(tags)
-    cache = _CleanFiles(cache_for(lambda: builtin_registry().digest)) if use_cache else None
+    checked_files = _CleanFiles(cache_for(lambda: builtin_registry().digest)) if use_cache else None
 
     def check_file(items: list[LoadedScenario]) -> list[LoadedScenario]:
         kept = []
@@ -136,8 +139,8 @@ def load_checked_suite(
             violations.extend(found)
             clean = clean and not found
             kept.append(item.packed())
-        if cache is not None:
-            cache.clean = clean
+        if checked_files is not None:
+            checked_files.clean = clean
         return kept
 
     suite = CheckedSuite()
@@ -146,7 +149,9 @@ def load_checked_suite(
         suite.extend,
         tags=tags,
         each_file=check_file,
-        cache=cache if cache is not None and cache.store is not None else None,
+        cache=checked_files
+        if checked_files is not None and checked_files.store is not None
+        else None,
     )
     configs = _list_mcp_servers_at_once(waiting)
     if note is not None:

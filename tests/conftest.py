@@ -10,7 +10,7 @@ import pytest
 
 from governance import ManualClock
 from governance._gateway import Gateway
-from harness._check_cache import CACHE_ENV
+from harness._check_cache import CACHE_ENV, KEY_ENV
 
 SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 
@@ -19,9 +19,10 @@ SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_poli
 def _own_check_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each test has its own scenario check cache (never the user's ~/.cache), empty at start;
-    the CLI processes a test starts inherit it."""
+    """Each test has its own scenario check cache and cache key (never the user's ~/.cache or
+    ~/.config), empty at start; the CLI processes a test starts inherit them."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("check-cache")))
+    monkeypatch.setenv(KEY_ENV, str(tmp_path_factory.mktemp("check-cache-key") / "key"))
 
 
 @pytest.fixture

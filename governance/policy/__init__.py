@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from governance.policy._compile import Policy
 from governance.policy._eval import Explanation, evaluate, explain
-from governance.policy._load import PolicyFile, load_policy, parse_policy
+from governance.policy._load import PolicyFile, load_policy, parse_policy, read_policy
 from governance.policy._model import MAX_BUDGET_LIMIT, policy_json_schema, write_policy_schema
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "evaluate",
     "explain",
     "load_policy",
+    "read_policy",
     "parse_policy",
     "policy_json_schema",
 ]

@@ -84,8 +84,14 @@ def _read(path: Path) -> tuple[os.stat_result, bytes]:
 
 def load_policy(path: str | Path) -> Policy:
     """Read, validate and compile one policy file."""
+    return read_policy(path)[0]
+
+
+def read_policy(path: str | Path) -> tuple[Policy, str]:
+    """`load_policy`, with the SHA-256 of the very bytes it compiled: what a cache keyed by
+    the file's content must record (reading the file again could see a later edit)."""
     _, raw = _read(Path(path))
-    return parse_policy(_decode(raw, str(path)), str(path))
+    return parse_policy(_decode(raw, str(path)), str(path)), hashlib.sha256(raw).hexdigest()
 
 
 class PolicyFile:

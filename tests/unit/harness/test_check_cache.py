@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,13 +166,26 @@ def test_a_damaged_cache_entry_is_ignored_and_replaced(
     assert entry.read_text(encoding="utf-8") == intact
 
 
-def test_an_entry_whose_scenario_is_not_a_scenario_is_ignored_even_with_a_matching_digest(
+def _sealed(data: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
+    """`data` with a MAC under `key` (default: this test's own cache key)."""
+    import hashlib
+    import hmac
+    import os
+
+    from harness import _check_cache
+
+    if key is None:
+        key = Path(os.environ[_check_cache.KEY_ENV]).read_bytes()
+    body = {k: v for k, v in data.items() if k != "mac"}
+    message = json.dumps(body, sort_keys=True).encode("utf-8")
+    return {**body, "mac": hmac.new(key, message, hashlib.sha256).hexdigest()}
+
+
+def test_an_entry_whose_scenario_is_not_a_scenario_is_ignored_even_with_a_valid_mac(
     tmp_path: Path, loads: list[str]
 ) -> None:
     import base64
     import zlib
-
-    from harness import _check_cache
 
     root = _suite(tmp_path)
     load_checked_suite([root])
@@ -179,9 +193,7 @@ def test_an_entry_whose_scenario_is_not_a_scenario_is_ignored_even_with_a_matchi
     data = json.loads(entry.read_text(encoding="utf-8"))
     bogus = zlib.compress(b'{"id": "s1", "unexpected": true}', 1)
     data["scenarios"][0]["packed"] = base64.b64encode(bogus).decode("ascii")
-    body = {k: v for k, v in data.items() if k != "digest"}
-    data["digest"] = _check_cache._digest(body)
-    entry.write_text(json.dumps(data), encoding="utf-8")
+    entry.write_text(json.dumps(_sealed(data)), encoding="utf-8")
     again = load_checked_suite([root])
     assert loads == ["one.yaml", "one.yaml"]
     assert [s.scenario.id for s in again] == ["s1"]
@@ -213,3 +225,52 @@ def test_a_cache_entry_is_named_by_its_key_and_leaves_no_temporary_file(tmp_path
     (entry,) = _entries()
     assert not list(_cache_dir().glob(".entry-*"))  # no temporary file left behind
     assert json.loads(entry.read_text(encoding="utf-8"))["key"] == entry.stem
+
+
+def test_a_planted_entry_without_this_users_key_never_replaces_the_files_scenarios(
+    tmp_path: Path, loads: list[str]
+) -> None:
+    # The attack: the cache serves an entry's scenarios instead of the file's. Someone who can
+    # write the cache directory (a shared dir, a CI cache restored from another branch) plants
+    # an entry keyed to a file's bytes holding other scenarios. Without the key it is ignored.
+    root = _suite(tmp_path)
+    load_checked_suite([root])
+    (entry,) = _entries()
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    import hashlib
+
+    planted = _sealed(data, key=b"k" * 32)  # a well-formed entry, sealed with another key...
+    # ...and carrying the plain SHA-256 self-digest that was all an entry needed before.
+    planted["digest"] = hashlib.sha256(json.dumps(planted, sort_keys=True).encode()).hexdigest()
+    entry.write_text(json.dumps(planted), encoding="utf-8")
+    load_checked_suite([root])
+    assert loads == ["one.yaml", "one.yaml"]  # not served: parsed and checked again
+
+
+def test_a_cache_directory_others_can_write_is_neither_read_nor_written(
+    tmp_path: Path, loads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("PROCTOR_CACHE_DIR", str(shared))
+    root = _suite(tmp_path)
+    load_checked_suite([root])
+    load_checked_suite([root])
+    assert loads == ["one.yaml", "one.yaml"]
+    assert list(shared.iterdir()) == []
+
+
+def test_a_policy_edited_during_a_load_is_not_recorded_as_the_one_the_check_ran_under(
+    tmp_path: Path,
+) -> None:
+    from harness._check_cache import CheckCache
+
+    cache = CheckCache(tmp_path / "c", "checker", b"k" * 32)
+    policy = tmp_path / "p.yaml"
+    cache.note_policy(policy, "d0")
+    assert cache._policy_digest(policy) == "d0"
+    cache.note_policy(policy, "d1")  # compiled from other bytes later in the same load
+    assert cache._policy_digest(policy) is None  # so nothing naming it is stored
