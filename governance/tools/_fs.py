@@ -76,6 +76,25 @@ class TreeRead:
 
     files: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    entries: int = 0  # directory entries listed so far, against `max_entries`
+    total_bytes: int = 0  # bytes of the files kept so far, against `max_total_bytes`
+
+
+@dataclass(frozen=True, slots=True)
+class _TreeLimits:
+    suffixes: tuple[str, ...]
+    max_files: int
+    max_file_bytes: int
+    max_total_bytes: int
+    max_entries: int
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _err(reason: str, message: str) -> ToolExecutionError:
@@ -305,32 +324,44 @@ class Sandbox:
                     return
 
     def read_tree(
-        self, path: str, *, suffixes: tuple[str, ...], max_files: int, max_file_bytes: int
+        self,
+        path: str,
+        *,
+        suffixes: tuple[str, ...],
+        max_files: int,
+        max_file_bytes: int,
+        max_total_bytes: int,
+        max_entries: int,
     ) -> TreeRead:
         """The UTF-8 text of every regular file below the directory `path` whose name ends in
         one of `suffixes`, sorted by path. Links are never followed: a linked directory on the
         way to `path` is refused, a link below it is skipped and named in `skipped`, like a
-        file that is too large or not text. More than `max_files` candidates is refused."""
+        file that is too large, not text or unreadable, and a name that is not valid UTF-8
+        (named escaped, never opened). Refused outright: more than `max_files` candidates,
+        more than `max_total_bytes` of kept text, more than `max_entries` directory entries."""
         parts = self.parts(path)
         tree = TreeRead()
-        limits = (suffixes, max_files, max_file_bytes)
+        limits = _TreeLimits(suffixes, max_files, max_file_bytes, max_total_bytes, max_entries)
         with self._directory(parts) as fd:
             self._read_dir(fd, self._rel(parts) if parts else "", tree, depth=0, limits=limits)
         return tree
 
     def _read_dir(
-        self,
-        fd: int,
-        rel: str,
-        tree: TreeRead,
-        *,
-        depth: int,
-        limits: tuple[tuple[str, ...], int, int],
+        self, fd: int, rel: str, tree: TreeRead, *, depth: int, limits: _TreeLimits
     ) -> None:
-        suffixes, max_files, max_file_bytes = limits
+        listed = []
         with os.scandir(fd) as it:
-            entries = sorted((e.name, e.is_symlink(), e.is_dir(follow_symlinks=False)) for e in it)
-        for name, is_link, is_dir in entries:
+            for entry in it:
+                tree.entries += 1
+                if tree.entries > limits.max_entries:
+                    message = f"more than {limits.max_entries} directory entries under the tree"
+                    raise _err("too_many_entries", f"{message}; keep at most {limits.max_entries}")
+                listed.append((entry.name, entry.is_symlink(), entry.is_dir(follow_symlinks=False)))
+        for name, is_link, is_dir in sorted(listed):
+            if not _is_utf8(name):  # os.scandir hands undecodable bytes back as lone surrogates
+                shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
+                tree.skipped.append((f"{rel}/{shown}" if rel else shown, "invalid_name"))
+                continue
             child_rel = f"{rel}/{name}" if rel else name
             if is_link:
                 tree.skipped.append((child_rel, "symlink_refused"))
@@ -340,30 +371,38 @@ class Sandbox:
                     continue
                 try:
                     child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError:
-                    tree.skipped.append((child_rel, "symlink_refused"))  # swapped in since
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        reason = "symlink_refused"  # swapped in since the listing
+                    else:
+                        reason = "not_found" if exc.errno == errno.ENOENT else "unreadable"
+                    tree.skipped.append((child_rel, reason))
                     continue
                 try:
                     self._read_dir(child, child_rel, tree, depth=depth + 1, limits=limits)
                 finally:
                     os.close(child)
-            elif name.lower().endswith(suffixes):
-                if len(tree.files) >= max_files:
-                    message = f"more than {max_files} documents (from {child_rel!r} on)"
-                    raise _err("too_many_files", f"{message}; keep at most {max_files}")
-                self._read_tree_file(fd, name, child_rel, tree, max_file_bytes)
+            elif name.lower().endswith(limits.suffixes):
+                if len(tree.files) >= limits.max_files:
+                    message = f"more than {limits.max_files} documents (from {child_rel!r} on)"
+                    raise _err("too_many_files", f"{message}; keep at most {limits.max_files}")
+                self._read_tree_file(fd, name, child_rel, tree, limits)
 
     def _read_tree_file(
-        self, fd: int, name: str, rel: str, tree: TreeRead, max_file_bytes: int
+        self, fd: int, name: str, rel: str, tree: TreeRead, limits: _TreeLimits
     ) -> None:
-        st = self._lstat(fd, name)
-        if st is not None and st.st_size > max_file_bytes:
-            tree.skipped.append((rel, "too_large"))
-            return
+        max_file_bytes = limits.max_file_bytes
         try:
+            st = self._lstat(fd, name)
+            if st is not None and st.st_size > max_file_bytes:
+                tree.skipped.append((rel, "too_large"))
+                return
             data = self._read_file(fd, name, rel)
         except ToolExecutionError as exc:
             tree.skipped.append((rel, exc.reason))
+            return
+        except OSError:  # no permission to look at or open it, an I/O error
+            tree.skipped.append((rel, "unreadable"))
             return
         if len(data) > max_file_bytes:  # grew since the lstat
             tree.skipped.append((rel, "too_large"))
@@ -376,6 +415,13 @@ class Sandbox:
         if "\x00" in text:
             tree.skipped.append((rel, "not_text"))
             return
+        if tree.total_bytes + len(data) > limits.max_total_bytes:
+            message = f"the documents hold more than {limits.max_total_bytes} bytes in all"
+            raise _err(
+                "corpus_too_large",
+                f"{message} (from {rel!r} on); keep at most {limits.max_total_bytes}",
+            )
+        tree.total_bytes += len(data)
         tree.files.append((rel, text))
 
     def write(self, path: str, content: str) -> str:

@@ -7,10 +7,15 @@ and a paragraph longer than `MAX_PASSAGE_CHARS` cut into windows at whitespace. 
 `start`/`end` are character offsets into the file's text: `text[start:end]` is the passage.
 
 Ranking is bm25s (Lucene's BM25 variant, float64), imported only when a search runs, so no
-CLI command that does not search pays for numpy. Scores are rounded to `SCORE_DECIMALS` and
-ties are broken by path, then offset, so the same files and query always give the same list.
-The index is cached per content digest of the corpus: an edited, added or removed file is a
-new digest, hence a new index.
+CLI command that does not search pays for numpy. Hits are the passages with a positive score,
+ordered by score, then path, then offset, so the same files and query always give the same list;
+scores are rounded to `SCORE_DECIMALS` for display only. The last index built is cached under
+the content digest of its corpus: an edited, added or removed file is a new digest, hence a new
+index that replaces it.
+
+The corpus is capped as a whole, not only per file: more than `MAX_CORPUS_BYTES` of documents,
+`MAX_PASSAGES` searchable passages or `MAX_TREE_ENTRIES` directory entries under `kb/` is
+refused (`corpus_too_large`, `too_many_entries`) rather than searched in part.
 """
 
 from __future__ import annotations
@@ -36,8 +41,11 @@ MAX_PASSAGE_CHARS = 800
 MAX_QUERY_CHARS = 500
 MAX_TOP_K = 10
 DEFAULT_TOP_K = 5
+MAX_CORPUS_BYTES = 4 * 1024 * 1024
+MAX_PASSAGES = 20_000
+MAX_TREE_ENTRIES = 10_000
 SCORE_DECIMALS = 4
-_CACHED_INDEXES = 8
+_CACHED_INDEXES = 1
 
 _WORD = re.compile(r"\w+")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -133,19 +141,19 @@ def corpus_digest(files: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
     for path, text in files:
         for part in (path, text):
-            data = part.encode("utf-8")
+            data = part.encode("utf-8", "surrogatepass")
             digest.update(len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
 
 
-def _index_for(files: list[tuple[str, str]]) -> _Index:
-    key = corpus_digest(files)
+def _index_for(files: list[tuple[str, str]], max_passages: int) -> _Index:
+    key = f"{max_passages}:{corpus_digest(files)}"
     with _INDEXES_LOCK:
         found = _INDEXES.get(key)
         if found is not None:
             _INDEXES.move_to_end(key)
             return found
-    built = _build_index(files)
+    built = _build_index(files, max_passages)
     with _INDEXES_LOCK:
         _INDEXES[key] = built
         while len(_INDEXES) > _CACHED_INDEXES:
@@ -153,7 +161,7 @@ def _index_for(files: list[tuple[str, str]]) -> _Index:
     return built
 
 
-def _build_index(files: list[tuple[str, str]]) -> _Index:
+def _build_index(files: list[tuple[str, str]], max_passages: int = MAX_PASSAGES) -> _Index:
     # Imported here, not at module level: numpy costs a tenth of a second to import.
     import bm25s
     from bm25s.stopwords import STOPWORDS_EN
@@ -164,9 +172,17 @@ def _build_index(files: list[tuple[str, str]]) -> _Index:
     for path, text in files:
         for passage in split_passages(path, text):
             words = tokenize(passage.text, stopwords)
-            if words:  # a passage with no searchable word can never be a hit
-                passages.append(passage)
-                corpus.append(words)
+            if not words:  # a passage with no searchable word can never be a hit
+                continue
+            if len(passages) >= max_passages:
+                message = f"the documents hold more than {max_passages} searchable passages"
+                raise ToolExecutionError(
+                    "corpus_too_large",
+                    f"{message} (from {path!r} on); keep at most {max_passages}",
+                    before_effect=True,
+                )
+            passages.append(passage)
+            corpus.append(words)
     if not corpus:
         return _Index((), {}, None, stopwords)
     model = bm25s.BM25(method="lucene", dtype="float64")
@@ -175,11 +191,14 @@ def _build_index(files: list[tuple[str, str]]) -> _Index:
     return _Index(tuple(passages), vocabulary, model, stopwords)
 
 
-def rank(files: list[tuple[str, str]], query: str, top_k: int) -> list[tuple[float, Passage]]:
-    """The `top_k` best passages for `query` with a positive score, best first."""
+def rank(
+    files: list[tuple[str, str]], query: str, top_k: int, *, max_passages: int = MAX_PASSAGES
+) -> list[tuple[float, Passage]]:
+    """The `top_k` best passages for `query` with a positive score, best first; the scores
+    returned are rounded, the order and the cut are by the unrounded ones."""
     if not files:
         return []
-    index = _index_for(files)
+    index = _index_for(files, max_passages)
     if index.model is None:
         return []
     words = dict.fromkeys(tokenize(query, index.stopwords))  # a repeated word counts once
@@ -187,16 +206,21 @@ def rank(files: list[tuple[str, str]], query: str, top_k: int) -> list[tuple[flo
     if not ids:
         return []
     scores = index.model.get_scores_from_ids(ids)
-    scored = [
-        (round(float(score), SCORE_DECIMALS), passage)
-        for score, passage in zip(scores.tolist(), index.passages, strict=True)
-    ]
+    scored = zip((float(score) for score in scores.tolist()), index.passages, strict=True)
     hits = [(score, passage) for score, passage in scored if score > 0]
     hits.sort(key=lambda hit: (-hit[0], hit[1].path, hit[1].start))
-    return hits[:top_k]
+    return [(round(score, SCORE_DECIMALS), passage) for score, passage in hits[:top_k]]
 
 
-def search(sandbox: Sandbox, query: str, top_k: int) -> dict[str, Any]:
+def search(
+    sandbox: Sandbox,
+    query: str,
+    top_k: int,
+    *,
+    max_corpus_bytes: int = MAX_CORPUS_BYTES,
+    max_passages: int = MAX_PASSAGES,
+    max_entries: int = MAX_TREE_ENTRIES,
+) -> dict[str, Any]:
     """The JSON-ready result of one `kb.search` call."""
     if not tokenize(query, frozenset()):
         raise ToolExecutionError("invalid_query", "the query has no words to search for")
@@ -205,8 +229,10 @@ def search(sandbox: Sandbox, query: str, top_k: int) -> dict[str, Any]:
         suffixes=DOCUMENT_SUFFIXES,
         max_files=MAX_DOCUMENTS,
         max_file_bytes=MAX_DOCUMENT_BYTES,
+        max_total_bytes=max_corpus_bytes,
+        max_entries=max_entries,
     )
-    hits = rank(tree.files, query, top_k)
+    hits = rank(tree.files, query, top_k, max_passages=max_passages)
     return {
         "query": query,
         "documents": len(tree.files),

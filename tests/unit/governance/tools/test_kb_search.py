@@ -19,6 +19,7 @@ from governance.stores._audit import AuditLog
 from governance.tools import SEED_FILES, LocalToolSource, Sandbox, builtin_tools
 from governance.tools import _kb as kb
 from governance.tools._kb import MAX_PASSAGE_CHARS, kb_tools, split_passages
+from governance.tools._local import ToolExecutionError
 
 REPO = Path(__file__).resolve().parents[4]
 PRINCIPAL = Principal("ann", "bot", "support")
@@ -209,9 +210,9 @@ def test_an_unchanged_corpus_is_indexed_once(
     built: list[int] = []
     real = kb._build_index
 
-    def counting(files: list[tuple[str, str]]) -> Any:
+    def counting(files: list[tuple[str, str]], max_passages: int) -> Any:
         built.append(len(files))
-        return real(files)
+        return real(files, max_passages)
 
     monkeypatch.setattr(kb, "_build_index", counting)
     first = _search(root, "refund")
@@ -295,6 +296,129 @@ def test_more_documents_than_the_cap_is_refused(
     outcome, message = _call(root, query="refund")
     assert outcome == "too_many_files"
     assert "keep at most 3" in str(message)
+
+
+def _refusal(root: Path, **caps: int) -> tuple[str, str]:
+    with pytest.raises(ToolExecutionError) as caught:
+        kb.search(Sandbox(root), "refund", 5, **caps)
+    return caught.value.reason, caught.value.message
+
+
+def test_a_corpus_over_the_total_byte_cap_is_refused_not_cut(tmp_path: Path) -> None:
+    root = _files(tmp_path, {f"kb/d{i}.md": "refund " * 10 for i in range(3)})  # 70 bytes each
+    assert len(kb.search(Sandbox(root), "refund", 5, max_corpus_bytes=210)["hits"]) == 3
+    reason, message = _refusal(root, max_corpus_bytes=209)
+    assert reason == "corpus_too_large"
+    assert "209 bytes" in message and "kb/d2.md" in message
+
+
+def test_a_corpus_over_the_passage_cap_is_refused_and_wordless_passages_do_not_count(
+    tmp_path: Path,
+) -> None:
+    # Three searchable passages per file; the "." and "--" paragraphs have no word.
+    body = "refund one\n\n.\n\nrefund two\n\n--\n\nrefund three\n"
+    root = _files(tmp_path, {"kb/a.md": body, "kb/b.md": body})
+    assert len(kb.search(Sandbox(root), "refund", 10, max_passages=6)["hits"]) == 6
+    reason, message = _refusal(root, max_passages=5)
+    assert reason == "corpus_too_large"
+    assert "5 searchable passages" in message
+
+
+def test_a_kb_with_more_directory_entries_than_the_cap_is_refused(tmp_path: Path) -> None:
+    # Every entry counts, in every folder, documents or not: kb/a.md, kb/sub, four in kb/sub.
+    docs: dict[str, str | bytes] = {f"kb/sub/n{i}.bin": "x" for i in range(4)}
+    root = _files(tmp_path, {"kb/a.md": "refund", **docs})
+    assert len(kb.search(Sandbox(root), "refund", 5, max_entries=6)["hits"]) == 1
+    reason, message = _refusal(root, max_entries=5)
+    assert reason == "too_many_entries"
+    assert "keep at most 5" in message
+
+
+def test_only_the_last_index_is_kept(tmp_path: Path) -> None:
+    for i in range(3):
+        root = _files(tmp_path / str(i), {"kb/a.md": f"refund {i} {tmp_path.name}"})
+        assert _search(root, "refund")["hits"]
+    assert len(kb._INDEXES) == 1
+
+
+def test_hits_whose_scores_round_to_zero_are_kept_in_raw_score_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every passage holds the query word, so its weight is tiny: at one decimal each score
+    # shows as 0.0, yet the passages still match and the one using it twice ranks first.
+    monkeypatch.setattr(kb, "SCORE_DECIMALS", 1)
+    docs: dict[str, str | bytes] = {f"kb/d{i:02}.md": f"refund note {i}" for i in range(12)}
+    docs["kb/z.md"] = "refund refund"
+    payload = _search(_files(tmp_path, docs), "refund", top_k=3)
+    assert _ranked(payload) == [("kb/z.md", 0), ("kb/d00.md", 0), ("kb/d01.md", 0)]
+    assert [hit["score"] for hit in payload["hits"]] == [0.0, 0.0, 0.0]
+
+
+def test_a_name_that_is_not_utf8_is_skipped_escaped_and_never_read(tmp_path: Path) -> None:
+    root = _files(tmp_path, {"kb/good.md": "refund policy"})
+    kb_dir = os.fsencode(root / "kb")
+    with open(os.path.join(kb_dir, b"bad\xff.md"), "wb") as handle:
+        handle.write(b"refund TOPSECRET-BADNAME")
+    os.mkdir(os.path.join(kb_dir, b"dir\xfe"))
+    with open(os.path.join(kb_dir, b"dir\xfe", b"inner.md"), "wb") as handle:
+        handle.write(b"refund TOPSECRET-BADDIR")
+    outcome, payload = _call(root, query="refund", top_k=10)
+    assert outcome == "executed", payload
+    assert isinstance(payload, dict)
+    assert "TOPSECRET" not in json.dumps(payload)
+    assert _ranked(payload) == [("kb/good.md", 0)]
+    assert payload["skipped"] == [
+        {"path": "kb/bad\\udcff.md", "reason": "invalid_name"},
+        {"path": "kb/dir\\udcfe", "reason": "invalid_name"},
+    ]
+    json.dumps(payload).encode("utf-8")  # no lone surrogate left in the output
+
+
+def _unreadable_tree(tmp_path: Path) -> Path:
+    return _files(
+        tmp_path,
+        {"kb/ok.md": "refund basics", "kb/locked.md": "refund", "kb/shut/inner.md": "refund"},
+    )
+
+
+def test_an_unreadable_file_or_folder_is_skipped_as_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Works as root too: the permission error is raised by the opening itself.
+    root = _unreadable_tree(tmp_path)
+    real_open = os.open
+
+    def refusing(path: Any, *args: Any, **kwargs: Any) -> int:
+        if path in ("locked.md", "shut"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing)
+    payload = _search(root, "refund")
+    assert _ranked(payload) == [("kb/ok.md", 0)]
+    assert payload["skipped"] == [
+        {"path": "kb/locked.md", "reason": "unreadable"},
+        {"path": "kb/shut", "reason": "unreadable"},
+    ]
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="runs as root here, and root reads mode 000 files and folders anyway",
+)
+def test_mode_000_files_and_folders_are_skipped_as_unreadable(tmp_path: Path) -> None:
+    root = _unreadable_tree(tmp_path)
+    (root / "kb" / "locked.md").chmod(0)
+    (root / "kb" / "shut").chmod(0)
+    try:
+        payload = _search(root, "refund")
+    finally:
+        (root / "kb" / "shut").chmod(0o755)
+    assert _ranked(payload) == [("kb/ok.md", 0)]
+    assert payload["skipped"] == [
+        {"path": "kb/locked.md", "reason": "unreadable"},
+        {"path": "kb/shut", "reason": "unreadable"},
+    ]
 
 
 def test_a_workspace_without_a_kb_folder_fails_as_not_found(tmp_path: Path) -> None:
