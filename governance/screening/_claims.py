@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from governance.core._contracts import ToolDescriptor
+from governance.screening._json_text import json_document, json_pairs, json_scalars
 
 FindingKind = Literal[
     "unsupported_identifier",  # an id the run never saw
@@ -227,11 +228,9 @@ def _returned(call: CallEvidence, text: str) -> list[str]:
         return []
     own = _own_strings(call)
     texts = [_scrub(text, own)]
-    try:
-        values = list(_scalars(json.loads(text)))
-    except ValueError:
-        values = []
-    texts.extend(_scrub(v, own) for v in values)
+    parsed, document = json_document(text)
+    if parsed:
+        texts.extend(_scrub(v, own) for v in json_scalars(document))
     return [t for t in texts if t.strip()]
 
 
@@ -277,18 +276,6 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
     elif isinstance(value, str):
         yield value
-
-
-def _scalars(value: Any) -> Iterator[str]:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _scalars(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _scalars(item)
-    elif value is not None:
-        yield str(value)
 
 
 def _appears(
@@ -346,25 +333,17 @@ def _numbered_field(value: str, id_fields: Sequence[tuple[str, int]]) -> bool:
 def _id_fields(calls: Sequence[CallEvidence]) -> list[tuple[str, int]]:
     """(field name, number) for every whole-number id field a result returned."""
     fields: list[tuple[str, int]] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                if isinstance(item, int) and not isinstance(item, bool):
-                    fields.append((str(key), item))
-                elif isinstance(item, str) and item.isdigit():
-                    fields.append((str(key), int(item)))
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
     for call in calls:
-        try:
-            walk(json.loads(call.output))
-        except ValueError:
+        parsed, document = json_document(call.output)
+        if not parsed:
             continue
+        for key, item in json_pairs(document):
+            if key is None:
+                continue
+            if isinstance(item, int) and not isinstance(item, bool):
+                fields.append((key, item))
+            elif isinstance(item, str) and item.isdigit():
+                fields.append((key, int(item)))
     return fields
 
 
@@ -860,10 +839,10 @@ def _reported(
         output = _scrub(call.output, own)
         if output.strip().casefold() == wanted:
             return True
-        try:
-            values = {_scrub(v, own).strip().casefold() for v in _scalars(json.loads(call.output))}
-        except ValueError:
-            values = set()
+        parsed, document = json_document(call.output)
+        values = (
+            {_scrub(v, own).strip().casefold() for v in json_scalars(document)} if parsed else set()
+        )
         if wanted in values:
             return True
         descriptor = by_name.get(call.tool)

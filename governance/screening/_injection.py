@@ -14,11 +14,11 @@ classifier, pass `screener=` to `Firewall` and `AgentLoop` (see `Screener`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from governance.core._contracts import ToolResult
+from governance.screening._json_text import json_document, json_scalars
 from governance.screening._normalise import Readings, readings
 from governance.screening._patterns import INJECTION_PATTERNS
 from governance.screening._quotes import locate
@@ -148,30 +148,13 @@ def output_findings(result: ToolResult, screener: Screener | None = None) -> tup
 
 
 def _decoded_strings(text: str) -> str | None:
-    """Every string (keys and values) of `text` read as JSON, one per line; None when `text`
-    is not a JSON document holding a string."""
-    head = text.lstrip()[:1]
-    if head not in ("{", "[", '"'):
+    """Every member name and scalar of `text` read as JSON, one per line (a pattern never spans
+    two values); None when `text` is not a JSON document."""
+    parsed, document = json_document(text)
+    if not parsed:
         return None
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    strings: list[str] = []
-    stack: list[Any] = [document]
-    while stack:  # iterative: a deeply nested document must not overflow the stack here
-        item = stack.pop()
-        if isinstance(item, str):
-            strings.append(item)
-        elif isinstance(item, dict):
-            for key, value in item.items():
-                strings.append(key)
-                stack.append(value)
-        elif isinstance(item, list):
-            stack.extend(item)
-    # One string per line (a pattern never spans two values); order does not matter: the
-    # findings are kinds, and the quotes come from the text as written.
-    return "\n".join(strings) if strings else None
+    found = json_scalars(document)
+    return "\n".join(found) if found else None
 
 
 def screen_tool_output(text: str, screener: Screener | None = None) -> Screening:
