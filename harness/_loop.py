@@ -629,7 +629,7 @@ def _parse_arguments(text: str) -> dict[str, Any] | None:
             if text.strip()
             else {}
         )
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to parse is not an object either
         return None
     return value if isinstance(value, dict) else None
 

@@ -28,7 +28,7 @@ def redact_arguments_text(raw: str) -> str:
     """
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep to parse: redacted as text
         return redact_text(raw)
     masked = redact(value)
     if masked == value:

@@ -108,7 +108,7 @@ def tool_result_status(content: str) -> CallOutcome | None:
     """The outcome recorded in a tool message (the loop writes them as JSON objects)."""
     try:
         payload = json.loads(content)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     status = payload.get("status") if isinstance(payload, dict) else None
     return status if status in OUTCOMES else None
@@ -225,13 +225,13 @@ def _quote_results(template: str, messages: Sequence[Message]) -> str:
 def _tool_payload(content: str) -> Any:
     try:
         payload = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # a tool's output nested too deep reads as text
         return content
     if isinstance(payload, dict) and payload.get("status") == "executed":
         output = payload.get("output")
         try:
             return json.loads(output) if isinstance(output, str) else output
-        except ValueError:
+        except (ValueError, RecursionError):
             return output
     return payload
 
