@@ -128,10 +128,18 @@ def _verdicts(log: AuditBackend) -> dict[str, ChainVerdict]:
     return {v.run_id: v for v in log.verify_all()}
 
 
-def build_body(log: AuditBackend, *, clock: Clock, signing_key_id: str) -> CheckpointBody:
-    """The body of a checkpoint of `log` now. Refuses (CheckpointError) while any chain is
-    broken: a checkpoint anchors verified history, never damage."""
-    verdicts = _verdicts(log)
+def build_body(
+    log: AuditBackend,
+    *,
+    clock: Clock,
+    signing_key_id: str,
+    verdicts: Mapping[str, ChainVerdict] | None = None,
+) -> CheckpointBody:
+    """The body of a checkpoint of `log` now (`verdicts`: the log verified a moment ago, when
+    the caller has them). Refuses (CheckpointError) while any chain is broken: a checkpoint
+    anchors verified history, never damage."""
+    if verdicts is None:
+        verdicts = _verdicts(log)
     broken = [v for v in verdicts.values() if not v.ok]
     if broken:
         named = ", ".join(f"{v.run_id!r} at seq {v.first_bad_seq} ({v.reason})" for v in broken[:5])
@@ -192,9 +200,12 @@ def write_checkpoint(
     nothing (otherwise whoever can write the log truncates it and waits for the next scheduled
     checkpoint to sign the result). `replace_unverified=True` overwrites anyway: an operator's
     deliberate choice after looking (`proctor audit checkpoint --force`)."""
+    verdicts = _verdicts(log)  # one pass over the log serves the comparison and the new body
     if not replace_unverified and path.exists():
-        _check_previous(log, path, private_key)
-    body = build_body(log, clock=clock, signing_key_id=key_id(private_key.public_key()))
+        _check_previous(log, path, private_key, verdicts)
+    body = build_body(
+        log, clock=clock, signing_key_id=key_id(private_key.public_key()), verdicts=verdicts
+    )
     data = sign_body(body, private_key)
     try:
         write_atomic(path, data, mode=0o600)
@@ -203,7 +214,12 @@ def write_checkpoint(
     return body
 
 
-def _check_previous(log: AuditBackend, path: Path, private_key: Ed25519PrivateKey) -> None:
+def _check_previous(
+    log: AuditBackend,
+    path: Path,
+    private_key: Ed25519PrivateKey,
+    verdicts: Mapping[str, ChainVerdict],
+) -> None:
     try:
         previous = read_checkpoint(path, private_key.public_key())
     except CheckpointError as exc:
@@ -211,7 +227,7 @@ def _check_previous(log: AuditBackend, path: Path, private_key: Ed25519PrivateKe
             f"{path} holds no checkpoint this key can verify ({exc}); refusing to replace it: "
             "look at it, then remove it or pass --force"
         ) from exc
-    report = compare(previous, log)
+    report = compare(previous, log, verdicts)
     if report.ok:
         return
     damage = report.problem or "; ".join(
@@ -303,8 +319,13 @@ def _hash_at(log: AuditBackend, run_id: str, seq: int) -> str | None:
     return events[seq - 1].hash if 0 < seq <= len(events) else None
 
 
-def compare(body: CheckpointBody, log: AuditBackend) -> CheckpointReport:
-    """How `log` stands against a (verified) checkpoint body, run by run."""
+def compare(
+    body: CheckpointBody,
+    log: AuditBackend,
+    verdicts: Mapping[str, ChainVerdict] | None = None,
+) -> CheckpointReport:
+    """How `log` stands against a (verified) checkpoint body, run by run (`verdicts`: the log
+    verified a moment ago, when the caller has them)."""
     log_id = read_log_id(log)
     if log_id != body.log_id:
         found = "no identity (never checkpointed, or its identity was removed)" if log_id is None \
@@ -314,7 +335,8 @@ def compare(body: CheckpointBody, log: AuditBackend) -> CheckpointReport:
             problem=f"the checkpoint is of log {body.log_id}, but this log has {found}: "
             "a checkpoint of another log, or this log was replaced",
         )
-    verdicts = _verdicts(log)
+    if verdicts is None:
+        verdicts = _verdicts(log)
     findings = [_finding(run_id, head, verdicts.get(run_id), log) for run_id, head in
                 body.runs.items()]  # fmt: skip
     for run_id, verdict in verdicts.items():
