@@ -522,3 +522,14 @@ def test_numpy_and_bm25s_are_imported_only_when_a_search_runs() -> None:
         [sys.executable, "-c", _LAZY_PROBE], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert json.loads(done.stdout) == [[], ["bm25s", "numpy"]]
+
+
+def test_the_ranking_itself_breaks_ties_by_path_then_offset_whatever_the_reading_order() -> None:
+    # The tool reads files sorted, so through it the natural order already matches; handed
+    # the files in reverse, only the ranking's own tie-break can put them right.
+    from governance.tools._kb import rank
+
+    same = "Refund window explained."
+    files = [("kb/c.md", same), ("kb/b.md", f"{same}\n\n{same}"), ("kb/a.md", same)]
+    ranked = [(p.path, p.start) for _, p in rank(files, "refund window", top_k=10)]
+    assert ranked == [("kb/a.md", 0), ("kb/b.md", 0), ("kb/b.md", len(same) + 2), ("kb/c.md", 0)]
