@@ -7,6 +7,7 @@ an id that disappears is a lost check.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,11 @@ class CheckKind:
     name: str
     metric: str  # one of harness._metrics.METRICS (a test pins it)
     expand: _Expander
+    id_prefix: str = ""  # what this kind's check ids start with, before `:` (default: name)
+
+    @property
+    def prefix(self) -> str:
+        return self.id_prefix or self.name
 
 
 def expand_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
@@ -558,6 +564,7 @@ CHECKS: tuple[CheckKind, ...] = (
         "audit_integrity",
         "audit_integrity",
         lambda e, t: _one(None if e.audit_valid is None else _audit_valid(t, e.audit_valid)),
+        id_prefix="audit_valid",
     ),
     CheckKind(
         "audit_checkpoint",
@@ -601,3 +608,10 @@ CHECKS: tuple[CheckKind, ...] = (
 
 CHECK_KINDS: frozenset[str] = frozenset(kind.name for kind in CHECKS)
 METRIC_OF: Mapping[str, str] = MappingProxyType({kind.name: kind.metric for kind in CHECKS})
+_METRIC_OF_PREFIX: Mapping[str, str] = MappingProxyType({k.prefix: k.metric for k in CHECKS})
+
+
+def metric_of_check_id(check_id: str) -> str | None:
+    """The metric a check id (`must_block:fs.read=reason#2`, as a baseline records it) counts
+    towards; None for an id no kind produces (a since-renamed kind)."""
+    return _METRIC_OF_PREFIX.get(re.split(r"[:#]", check_id, maxsplit=1)[0])

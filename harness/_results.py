@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness._coverage import PolicyCoverage
+from harness._select import Selected
 from harness._trace import Trace
 from harness._trace_store import StoredTraces
 
@@ -119,6 +120,7 @@ class SuiteResult:
     scenario_files: Mapping[str, str] = field(default_factory=dict)
     fail_on_drift: bool = False  # drift counts as a regression (`--fail-on-drift`)
     coverage: tuple[PolicyCoverage, ...] = ()  # per policy file in scope
+    selected: Selected | None = None  # a focused run: its selectors, how many of how many
 
     @property
     def live(self) -> bool:

@@ -37,6 +37,7 @@ from governance.config import (
 )
 from harness._errors import ScenarioError
 from harness._scenario import Scenario, ScenarioFile
+from harness._select import EVERYTHING, Picker, Selected, Selection
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.schema.json"
 # Replay scripts for `proctor ask` and the policies scenarios name live beside scenarios.
@@ -187,31 +188,47 @@ def load_scenarios(
     *,
     tags: Sequence[str] = (),
     each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
+    selection: Selection | None = None,
 ) -> list[LoadedScenario]:
-    """Load and validate every scenario under `paths`; keep those with ANY of `tags`.
+    """Load and validate every scenario under `paths`; keep those with ANY of `tags` (or what
+    `selection` selects: `harness._select`).
 
     Raises one ScenarioError listing every problem (`FILE:LINE: ...` a line), including ids
-    used twice across the suite, and when the selection is empty. `each_file` sees each file's
-    scenarios as soon as that file is loaded and returns what to keep of them.
+    used twice across the suite, and when the suite is empty; a selection that matches nothing
+    raises SelectionError. `each_file` sees each file's scenarios as soon as that file is
+    loaded and returns what to keep of them.
     """
+    return load_selected(paths, selection or Selection.of(tags=tags), each_file=each_file)[0]
+
+
+def load_selected(
+    paths: Sequence[Path],
+    selection: Selection,
+    *,
+    each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
+) -> tuple[list[LoadedScenario], Selected | None]:
+    """`load_scenarios`, with what the selection chose (None: no selector, the whole suite)."""
     selected: list[LoadedScenario] = []
-    stream_scenarios(paths, selected.extend, tags=tags, each_file=each_file)
-    return selected
+    chosen = stream_scenarios(
+        paths, selected.extend, picker=selection.picker(), each_file=each_file
+    )
+    return selected, chosen
 
 
 def stream_scenarios(
     paths: Sequence[Path],
     keep: Callable[[list[LoadedScenario]], object],
     *,
-    tags: Sequence[str] = (),
+    picker: Picker | None = None,
     each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
     cache: FileCache | None = None,
-) -> None:
+) -> Selected | None:
     """`load_scenarios`, each file's selected scenarios handed to `keep` as soon as the file is
     loaded (and passed through `each_file`), so a big suite is never held whole here: a checked
     suite packs them to disk. Every problem is still raised at the end, all at once, so what
     `keep` was given is the suite only when this returns. A file `cache` has is not loaded,
-    nor passed through `each_file`; one loaded without a problem is offered to it."""
+    nor passed through `each_file`; one loaded without a problem is offered to it. Returns
+    what `picker` selected (None when no selector was given)."""
     problems: list[_Problem] = []
     files: list[tuple[Path, str]] = []
     seen: set[Path] = set()
@@ -221,7 +238,7 @@ def stream_scenarios(
             if key not in seen:
                 seen.add(key)
                 files.append((file, display_path(file)))
-    wanted = set(tags)
+    picker = picker or EVERYTHING.picker()
     ids = _DuplicateIds()
     any_selected = False
     for file, shown in files:
@@ -236,18 +253,21 @@ def stream_scenarios(
             if cache is not None and len(problems) == before:
                 cache.put(raw, items)
         ids.add(items)
-        selected = [s for s in items if not wanted or wanted & set(s.scenario.tags)]
+        if picker.active:  # tags are read (packed scenarios inflated) only to select
+            selected = [s for s in items if picker.pick(s.scenario_id, s.scenario.tags)]
+        else:
+            picker.count(len(items))
+            selected = items
         any_selected = any_selected or bool(selected)
         keep(selected)
         del items, selected  # not held while the next file loads
     problems.extend(ids.problems)
     if problems:
         raise _suite_error(problems)
-    if not any_selected:
+    if not any_selected and not picker.seen:
         where = ", ".join(str(p) for p in paths) or "(no paths given)"
-        only = f" (tags: {', '.join(tags)})" if tags else ""
-        fix = "check the tags" if tags else "add a *.yaml scenario file"
-        raise ScenarioError(None, None, f"no scenarios found under {where}{only}; {fix}")
+        raise ScenarioError(where, None, "no scenarios found here; add a *.yaml scenario file")
+    return picker.result()  # a selector matching nothing is named here, with the fix
 
 
 def _suite_error(problems: Sequence[_Problem]) -> ScenarioError:
@@ -664,4 +684,3 @@ def render_scenario_schema() -> str:
 def write_scenario_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the committed schema file."""
     return write_atomic(path, render_scenario_schema())
-

@@ -23,9 +23,11 @@ from harness._errors import UsageProblem
 from harness._gate import CoverageState, gate
 from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
+from harness._partial import narrowed_baseline
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
 from harness._scenario_runner import ProviderChoice, identity_record
+from harness._select import Selected
 from harness._suite_check import CheckedSuite as CheckedSuite
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
@@ -118,8 +120,12 @@ def assemble(
     baseline: Baseline | None = None,
     baseline_traces: Mapping[str, Mapping[str, Any]] | None = None,
     acknowledged: Mapping[tuple[str, str], str] | None = None,
+    selected: Selected | None = None,
 ) -> SuiteResult:
     """Score the traces and, with a baseline, gate them.
+
+    A focused run (`selected`: what `--id`/`-k`/`--tag`/`--limit` chose) is gated against the
+    baseline's entries for the selected scenarios only (`harness._partial`).
 
     The gated rates cover only the scenarios the baseline knows: a new scenario's failing check
     is a failed check (exit 1), not a regression, since the baseline never had it passing. A new
@@ -129,6 +135,8 @@ def assemble(
     checks, coverage, inputs = scored.checks, scored.coverage, scored.inputs
     metrics = compute_metrics(checks)
     gate_result = None
+    if baseline is not None and selected is not None:
+        baseline = narrowed_baseline(baseline, selected.ids)
     if baseline is not None:
         known = set(baseline.scenarios)
         digests = (
@@ -158,6 +166,7 @@ def assemble(
         gate=gate_result,
         scenario_files=scenario_files(scenarios),
         coverage=coverage,
+        selected=selected,
     )
 
 

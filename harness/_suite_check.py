@@ -25,6 +25,7 @@ from harness._scenario_load import (
     resolve_policy_path,
     stream_scenarios,
 )
+from harness._select import Selected, Selection
 from harness._spill import Spill
 
 
@@ -95,6 +96,7 @@ def load_checked_suite(
     note: Callable[[str], object] | None = None,
     *,
     use_cache: bool = True,
+    selection: Selection | None = None,
 ) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
@@ -106,7 +108,11 @@ def load_checked_suite(
 
     A file that passed before, unchanged, with the same policies and checker, comes from the
     check cache (`harness._check_cache`) instead of being loaded and checked again.
+
+    `selection` (else `tags`) chooses the scenarios (`harness._select`); only those are
+    contract-checked, and the suite's `selected` says what was chosen (None: the whole suite).
     """
+    picker = (selection or Selection.of(tags=tags)).picker()
     policies: dict[Path, Policy] = {}
 
     def policy_for(item: LoadedScenario) -> Policy:
@@ -119,14 +125,13 @@ def load_checked_suite(
 
     violations: list[ContractViolation] = []
     waiting: list[LoadedScenario] = []
-    wanted = set(tags)
     checked_files = _CleanFiles(cache_for(lambda: builtin_registry().digest)) if use_cache else None
 
     def check_file(items: list[LoadedScenario]) -> list[LoadedScenario]:
         kept = []
         clean = True  # every scenario of the file checked here, and passed
         for item in items:
-            if wanted and not wanted & set(item.scenario.tags):
+            if picker.active and not picker.wants(item.scenario_id, item.scenario.tags):
                 kept.append(item.packed())  # not selected: load_scenarios drops it, unchecked
                 clean = False
                 continue
@@ -144,10 +149,10 @@ def load_checked_suite(
         return kept
 
     suite = CheckedSuite()
-    stream_scenarios(
+    suite.selected = stream_scenarios(
         paths,
         suite.extend,
-        tags=tags,
+        picker=picker,
         each_file=check_file,
         cache=checked_files
         if checked_files is not None and checked_files.store is not None
@@ -188,6 +193,7 @@ class CheckedSuite(Sequence[LoadedScenario]):
     memory does not grow with the suite. Reading a scenario back costs an unpickle."""
 
     def __init__(self, items: Iterable[LoadedScenario] = ()) -> None:
+        self.selected: Selected | None = None  # a focused run's selectors and counts
         self._spill: Spill[LoadedScenario] = Spill()
         self._files: list[str] = []  # distinct display paths
         self._file_of = array("I")  # position -> index in _files

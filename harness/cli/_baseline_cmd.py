@@ -36,6 +36,20 @@ def baseline_group() -> None:
     """The recorded baseline the gate compares against."""
 
 
+def _whole_suite_only(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """The selectors of a focused run, refused: a baseline records the whole suite, since
+    whatever a partial recording left out would silently stop being gated."""
+    if value not in (None, ()):
+        flag = param.opts[0]
+        raise click.UsageError(
+            f"{flag}: a baseline records the whole suite; a partial run (--id, -k, --tag, "
+            "--limit) cannot record one. Drop the selector, or narrow the suite itself with "
+            "--scenarios DIR and a --baseline of its own.",
+            ctx=ctx,
+        )
+    return value
+
+
 @baseline_group.command("record")
 @click.option(
     "--scenarios",
@@ -71,6 +85,10 @@ def baseline_group() -> None:
     help="Acknowledge every scenario whose inputs changed (each is named in the history).",
 )
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--id", "refused_ids", multiple=True, hidden=True, callback=_whole_suite_only)
+@click.option("-k", "refused_expression", hidden=True, callback=_whole_suite_only)
+@click.option("--tag", "refused_tags", multiple=True, hidden=True, callback=_whole_suite_only)
+@click.option("--limit", "refused_limit", hidden=True, callback=_whole_suite_only)
 def record_command(
     scenario_paths: tuple[Path, ...],
     baseline_path: Path,
@@ -79,6 +97,7 @@ def record_command(
     accept_changed: tuple[str, ...],
     accept_all_changed: bool,
     jobs: int,
+    **_refused: object,
 ) -> int:
     """Run the suite (replay) and record it as the new baseline.
 

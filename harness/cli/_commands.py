@@ -100,4 +100,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "stub_command",
         "Serve the vendor stub (POST /v1/chat/completions, GET /v1/models) until Ctrl-C.",
     ),
+    "tools": LazyCommand(
+        "harness.cli._tools",
+        "tools_group",
+        "The tools scenarios and agents can call, with what the policy says about each.",
+    ),
 }

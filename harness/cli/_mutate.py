@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from harness._mutants_file import DEFAULT_MUTANTS_FILE, load_equivalents
 from harness._mutate_run import MutantResult, mutate_suite
 from harness._suite import load_checked_suite
 from harness.cli._options import DEFAULT_SCENARIOS, suite_options
+
+if TYPE_CHECKING:
+    from harness._select import Selection
 
 
 @click.command("mutate")
@@ -40,7 +44,7 @@ from harness.cli._options import DEFAULT_SCENARIOS, suite_options
 )
 def mutate_command(
     scenario_paths: tuple[Path, ...],
-    tags: tuple[str, ...],
+    selection: Selection,
     policy_path: Path | None,
     mutants_file: Path,
     jobs: int,
@@ -60,7 +64,7 @@ def mutate_command(
     Exit codes: 0 every mutant killed or equivalent, 2 a mutant survived, 3 the suite or the
     mutants file is invalid.
     """
-    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
+    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
     equivalents = load_equivalents(mutants_file)
     only = str(policy_path) if policy_path is not None else None
     started = time.monotonic()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
@@ -97,18 +98,79 @@ DEFAULT_BASELINE = Path("baselines/baseline.json")
 
 
 def suite_options(func: F) -> F:
-    """`--scenarios` and `--tag` for every command that reads scenario files."""
-    func = click.option(
+    """`--scenarios` and the selectors `--id`, `-k`, `--tag`, `--limit` for every command that
+    reads scenario files; the selectors reach the command as one `selection` argument."""
+    from harness._select import Selection
+
+    @functools.wraps(func)
+    def with_selection(
+        *args: Any,
+        ids: tuple[str, ...],
+        expression: str | None,
+        tags: tuple[str, ...],
+        limit: int | None,
+        **kwargs: Any,
+    ) -> Any:
+        selection = Selection.of(ids=ids, expression=expression, tags=tags, limit=limit)
+        return func(*args, selection=selection, **kwargs)
+
+    wrapped: Any = with_selection
+    for option in _SELECTORS:
+        wrapped = option(wrapped)
+    return cast(
+        F,
+        click.option(
+            "--scenarios",
+            "scenario_paths",
+            type=click.Path(exists=True, path_type=Path),
+            multiple=True,
+            help="Scenario file or directory (repeatable) [default: scenarios/].",
+        )(wrapped),
+    )
+
+
+def _valid_expression(_: click.Context, __: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        from harness._select import SelectionError, parse_expression
+
+        try:
+            parse_expression(value)
+        except SelectionError as exc:
+            raise click.BadParameter(str(exc), param_hint="-k") from None
+    return value
+
+
+# Applied bottom-up: `--help` lists them as written here, top to bottom, after --scenarios.
+_SELECTORS = (
+    click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Only the first N selected scenarios, in the suite's order (files sorted).",
+    ),
+    click.option(
         "--tag",
         "tags",
         multiple=True,
         help="Only scenarios with this tag (repeatable: any of them).",
-    )(func)
-    func = click.option(
-        "--scenarios",
-        "scenario_paths",
-        type=click.Path(exists=True, path_type=Path),
+    ),
+    click.option(
+        "-k",
+        "expression",
+        default=None,
+        callback=_valid_expression,
+        metavar="EXPR",
+        help="Only scenarios this expression over ids and tags selects: words, and, or, not, "
+        "parentheses (e.g. 'kb and not injection'); a word matches a tag or part of an id, "
+        "*?[ make it a glob.",
+    ),
+    click.option(
+        "--id",
+        "ids",
         multiple=True,
-        help="Scenario file or directory (repeatable) [default: scenarios/].",
-    )(func)
-    return func
+        metavar="ID",
+        help="Only this scenario (repeatable; shell-style globs: 'refund-*'). A selector "
+        "that matches nothing exits 64 naming the closest ids and tags; a partial run is "
+        "gated only on what it selected.",
+    ),
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from harness.cli._eval_common import (
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
 from harness.providers._settings import resolve_settings
 from harness.reports._write import prepare_report_dir
+
+if TYPE_CHECKING:
+    from harness._select import Selection
 
 
 @click.command("run")
@@ -65,7 +69,7 @@ from harness.reports._write import prepare_report_dir
 )
 def run_command(
     scenario_paths: tuple[Path, ...],
-    tags: tuple[str, ...],
+    selection: Selection,
     jobs: int,
     provider: str,
     baseline_path: Path | None,
@@ -80,7 +84,7 @@ def run_command(
     changed since the baseline (or behaviour drift with --fail-on-drift), 3 the suite is
     invalid (nothing ran), 64 a usage error, 77 a live provider has no credential.
     """
-    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
+    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
@@ -129,6 +133,7 @@ def run_command(
         baseline=baseline,
         baseline_traces=traces,
         acknowledged=acknowledged,
+        selected=scenarios.selected,
     )
     return finish(result, report_dir, fail_on_drift=fail_on_drift)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
@@ -13,7 +13,7 @@ from governance import ConfigError
 from governance.config import JsonDocument, decode_text, load_json, read_capped
 from harness._manifest import MANIFEST_NAME
 from harness._run_verify import StoredRunInvalid, StoredTrace, verify_run
-from harness._scenario_load import load_scenarios
+from harness._scenario_load import load_selected
 from harness._suite import assemble
 from harness._trace import Trace
 from harness.cli._eval_common import (
@@ -24,6 +24,9 @@ from harness.cli._eval_common import (
     report_key,
 )
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
+
+if TYPE_CHECKING:
+    from harness._select import Selection
 
 REPORT_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -96,6 +99,14 @@ def load_run(report_dir: Path) -> tuple[str, list[Trace]]:
     )
     click.echo(verification.note, err=True)
     click.echo(verification.note)
+    partial = files.report.get("selection")
+    if isinstance(partial, dict):  # gated whole, its unselected scenarios would all be "lost"
+        shown = " ".join(str(flag) for flag in partial.get("selectors", []))
+        click.echo(
+            f"note: {report_dir} is a partial run ({shown}); give the same selectors to score "
+            "or gate only what it selected",
+            err=True,
+        )
     return files.run_id, [stored.trace for stored in files.traces]
 
 
@@ -143,7 +154,7 @@ def _read_json(
 @click.option("--fail-on-drift", is_flag=True)
 def score_command(
     scenario_paths: tuple[Path, ...],
-    tags: tuple[str, ...],
+    selection: Selection,
     run_dir: Path,
     baseline_path: Path | None,
     fail_on_drift: bool,
@@ -154,12 +165,19 @@ def score_command(
     PROCTOR_REPORT_KEY is set): a run that does not verify exits 3 and is not scored.
     """
     run_id, traces = load_run(run_dir)
-    scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
-    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
+    scenarios, selected = load_selected(list(scenario_paths) or [DEFAULT_SCENARIOS], selection)
+    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or selection.active))
     baseline = baseline_traces = None
     if baseline_path is not None:
         baseline, baseline_traces = baseline_from_file(baseline_path)
-    result = assemble(run_id, scenarios, traces, baseline=baseline, baseline_traces=baseline_traces)
+    result = assemble(
+        run_id,
+        scenarios,
+        traces,
+        baseline=baseline,
+        baseline_traces=baseline_traces,
+        selected=selected,
+    )
     return finish(result, None, fail_on_drift=fail_on_drift)
 
 
@@ -182,7 +200,7 @@ def score_command(
 @click.option("--fail-on-drift", is_flag=True)
 def gate_command(
     scenario_paths: tuple[Path, ...],
-    tags: tuple[str, ...],
+    selection: Selection,
     run_dir: Path,
     baseline_path: Path,
     baseline_ref: str | None,
@@ -194,8 +212,8 @@ def gate_command(
     RUN and the baseline's stored traces are verified first; exit 3 when they do not verify.
     """
     run_id, traces = load_run(run_dir)
-    scenarios = load_scenarios(list(scenario_paths) or [DEFAULT_SCENARIOS], tags=tags)
-    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or tags))
+    scenarios, selected = load_selected(list(scenario_paths) or [DEFAULT_SCENARIOS], selection)
+    traces = _selected(traces, scenarios, narrowed=bool(scenario_paths or selection.active))
     acknowledged: dict[tuple[str, str], str] = {}
     if baseline_ref is not None:
         baseline, baseline_traces = baseline_from_ref(baseline_ref, baseline_path)
@@ -209,6 +227,7 @@ def gate_command(
         baseline=baseline,
         baseline_traces=baseline_traces,
         acknowledged=acknowledged,
+        selected=selected,
     )
     return finish(result, None, fail_on_drift=fail_on_drift)
 

@@ -11,6 +11,8 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
     exit_code        int, 0 clean / 1 check failed / 2 regressed or inputs changed
     exit_meaning     str, every cause of the exit code
     baselined        bool, whether a baseline was compared against
+    selection        {partial, selectors: [str], selected, of, note} | null: a focused run
+                     (`--id`, `-k`, `--tag`, `--limit`), gated only on what it selected
     metrics          [{name, passed, total, rate, absent,
                        baseline: {passed, total, rate, absent} | null, delta: float | null}]
     checks           {total, passed, failed, results: [{scenario_id, id, kind, passed, why}]}
@@ -73,6 +75,7 @@ def _lazy_report(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[st
         "exit_code": code,
         "exit_meaning": exit_meaning(result),
         "baselined": result.baseline_metrics is not None,
+        "selection": _selection(result),
         "metrics": [
             {
                 **_metric(row.current, row.name),
@@ -130,6 +133,19 @@ def render_json(result: SuiteResult, trace_paths: Mapping[str, str]) -> str:
 def json_report_chunks(result: SuiteResult, trace_paths: Mapping[str, str]) -> Iterator[str]:
     """report.json in pieces (sorted keys, indent 2), for writing a big suite's report."""
     return json_chunks(_lazy_report(result, trace_paths))
+
+
+def _selection(result: SuiteResult) -> dict[str, Any] | None:
+    chosen = result.selected
+    if chosen is None:
+        return None
+    return {
+        "partial": True,
+        "selectors": list(chosen.flags),
+        "selected": len(chosen.ids),
+        "of": chosen.total,
+        "note": chosen.describe(),
+    }
 
 
 def _metric(metric: MetricResult | None, name: str) -> dict[str, Any]:

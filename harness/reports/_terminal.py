@@ -27,6 +27,8 @@ _INDENT = "    "
 def render_terminal(result: SuiteResult) -> str:
     """Headline (provider, determinism), metric table, failures, regressions, drift, counts."""
     lines = [_headline(result), ""]
+    if result.selected is not None:  # a focused run says so before anything else
+        lines[1:1] = [one_line(result.selected.describe()), _PARTIAL_COVERAGE]
     rows = [[one_line(cell) for cell in row.cells()] for row in metric_rows(result)]
     if rows:
         lines.append(
@@ -76,6 +78,9 @@ def render_terminal(result: SuiteResult) -> str:
         lines += ["", *(one_line(line) for line in render_coverage(result.coverage))]
     lines += ["", counts_line(result)]
     return "\n".join(lines) + "\n"
+
+
+_PARTIAL_COVERAGE = "(policy coverage is not gated on a partial run; run the whole suite for it)"
 
 
 def _headline(result: SuiteResult) -> str:

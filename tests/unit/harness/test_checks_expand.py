@@ -504,3 +504,25 @@ def test_what_a_check_expects_is_part_of_its_id_so_weakening_it_is_a_lost_check(
     strict_ids = {c.id for c in expand_checks(scenario(strict), trace([]))}
     weak_ids = {c.id for c in expand_checks(scenario(weak), trace([]))}
     assert strict_ids & weak_ids == {"contract"}
+
+
+def test_every_check_id_the_shipped_suite_produces_names_its_own_metric() -> None:
+    # A partial run's gate places baseline check ids on metrics by their prefix
+    # (`metric_of_check_id`): each shipped scenario's checks, scored on its baseline trace.
+    from pathlib import Path
+
+    from harness._baseline import load_baseline_traces
+    from harness._checks import METRIC_OF, metric_of_check_id
+    from harness._scenario_load import load_scenarios
+    from harness._trace import Trace
+
+    repo = Path(__file__).resolve().parents[3]
+    stored = load_baseline_traces(repo / "baselines" / "traces")
+    kinds = set()
+    for loaded in load_scenarios([repo / "scenarios"]):
+        trace = Trace.model_validate({**stored[loaded.scenario_id], "run_id": "r"})
+        for check in expand_checks(loaded.scenario, trace):
+            assert metric_of_check_id(check.id) == METRIC_OF[check.kind], check.id
+            kinds.add(check.kind)
+    assert len(kinds) >= len(METRIC_OF) - 2  # nearly every kind is exercised by the suite
+    assert metric_of_check_id("renamed_kind:fs.read") is None

@@ -125,6 +125,9 @@ def _heavy(modules: set[str]) -> list[str]:
         ("policy", "check", str(SHIPPED_POLICY)),
         ("policy", "explain", str(SHIPPED_POLICY), "--tool", "fs.read", "--args", "{}"),
         ("policy", "check", "no-such-policy.yaml"),
+        ("tools", "list"),
+        ("check", "-k", "kb and not injection"),
+        ("check", "--tag", "nosuchtag"),
         ("no-such-command",),
     ],
     ids=lambda args: " ".join(args)[:40],
@@ -251,3 +254,15 @@ def test_the_spawn_probe_sees_a_check_that_starts_an_mcp_server(tmp_path: Path) 
     assert "mcp" in modules
     assert "proctor mcp pin --config" in stderr
     assert code in (codes.OK, codes.INVALID_SUITE)
+
+
+def test_listing_tools_of_a_locked_mcp_config_loads_neither_openai_nor_the_mcp_sdk(
+    tmp_path: Path,
+) -> None:
+    config = REPO / "scenarios" / "mcp" / "servers" / "demo.yaml"
+    code, spawned, modules, _ = _spawned_and_loaded(
+        tmp_path, "tools", "list", "--json", "--mcp-config", str(config)
+    )
+    assert code == codes.OK
+    assert spawned == []
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES) == []

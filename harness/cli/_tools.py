@@ -1,0 +1,162 @@
+"""`proctor tools list`: every tool a scenario or agent can name, and what the policy says.
+
+Read-only: nothing is executed. The built-in tools come from their registry (bound to an empty
+scratch workspace); MCP servers' tools from `--mcp-config`, read from its lock when the lock
+stands for the servers, else by starting, listing and stopping them (as `proctor check` does).
+What the policy says is the compiled policy's own answer: the decision `explain` gives a call
+with no arguments, and the rules its index files under the tool's name (exact name, namespace
+or glob), each with its conditions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
+from governance.policy import Policy, explain, load_policy
+from harness.cli._options import shipped_policy_path
+
+POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group("tools")
+def tools_group() -> None:
+    """The tools scenarios and agents can call, with what the policy says about each."""
+
+
+@tools_group.command("list")
+@click.option(
+    "--policy",
+    "policy_path",
+    type=POLICY_FILE,
+    default=None,
+    help="Policy file [default: the shipped policy].",
+)
+@click.option(
+    "--mcp-config",
+    "mcp_config",
+    type=POLICY_FILE,
+    default=None,
+    help="Also list these MCP servers' tools (from the lock when it stands for them).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array.")
+def list_command(policy_path: Path | None, mcp_config: Path | None, as_json: bool) -> None:
+    """List every tool with its arguments, action type, risk and what the policy says.
+
+    `decision` is the policy's effect for a call with no arguments (conditions on arguments
+    then do not hold); `rules` are the enabled rules whose name selectors (tool name,
+    namespace, glob) select the tool, each with its effect, its other selectors and its
+    conditions. Executes nothing.
+    """
+    from harness._suite_check import builtin_registry, mcp_registry
+
+    policy = load_policy(policy_path or shipped_policy_path())
+    registry = builtin_registry() if mcp_config is None else mcp_registry(mcp_config.resolve())
+    rows = [tool_facts(d, policy, registry.digest) for d in registry.descriptors()]
+    rows.sort(key=lambda row: str(row["name"]))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+        return
+    table = [
+        [
+            row["name"],
+            _arguments_cell(row["arguments"]),
+            row["action_type"],
+            row["risk"],
+            f"{row['decision']} ({row['reason']})",
+            "\n".join(_rule_cell(rule) for rule in row["rules"]) or "-",
+        ]
+        for row in rows
+    ]
+    headers = ["tool", "arguments (* required)", "action", "risk", "no-argument call", "rules"]
+    click.echo(tabulate(table, headers=headers, tablefmt="simple"))
+    shown = policy_path or "the shipped policy"
+    click.echo(f"\n{len(rows)} tools · policy {shown} ({policy.digest})")
+
+
+def tool_facts(descriptor: ToolDescriptor, policy: Policy, registry_digest: str) -> dict[str, Any]:
+    """One tool as `tools list` shows it (the JSON form)."""
+    call = ToolCall(
+        call_id="c1",
+        tool=descriptor.name,
+        arguments={},
+        run_id="tools-list",
+        principal=Principal(actor="cli", agent="cli", team="cli"),
+    )
+    context = PolicyContext.for_call(
+        call, descriptor, registry_digest=registry_digest, usage=RunUsage()
+    )
+    decision = explain(context, policy).decision
+    return {
+        "name": descriptor.name,
+        "source": descriptor.source,
+        "description": descriptor.description,
+        "arguments": _arguments(descriptor.input_schema),
+        "action_type": descriptor.action_type,
+        "risk": descriptor.risk,
+        "impact": descriptor.impact,
+        "decision": decision.effect,
+        "reason": decision.reason,
+        "decided_by": list(decision.rule_ids),
+        "rules": [
+            {
+                "id": candidate.rule.id,
+                "effect": candidate.rule.effect,
+                "match": candidate.rule.match.describe(),
+                "when": [condition.describe() for condition in candidate.rule.when],
+                "by_name": descriptor.name in (candidate.rule.match.tool or ()),
+            }
+            for candidate in policy.index.candidates(descriptor.name)
+        ],
+    }
+
+
+def _arguments(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    return [
+        {
+            "name": name,
+            "type": _type_of(spec),
+            "required": name in needed,
+        }
+        for name, spec in properties.items()
+    ]
+
+
+def _type_of(spec: object) -> str:
+    if not isinstance(spec, Mapping):
+        return "any"
+    kind = spec.get("type")
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    options = spec.get("anyOf") or spec.get("oneOf")
+    if isinstance(options, list):
+        return "|".join(_type_of(option) for option in options)
+    if "enum" in spec:
+        return "enum"
+    return "any"
+
+
+def _arguments_cell(arguments: list[dict[str, Any]]) -> str:
+    return (
+        ", ".join(f"{a['name']}{'*' if a['required'] else ''}: {a['type']}" for a in arguments)
+        or "-"
+    )
+
+
+def _rule_cell(rule: Mapping[str, Any]) -> str:
+    when = f" when {'; '.join(rule['when'])}" if rule["when"] else ""
+    also = "" if rule["by_name"] else f" if {rule['match']}"
+    return f"{rule['id']}: {rule['effect']}{also}{when}"
