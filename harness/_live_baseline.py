@@ -63,7 +63,9 @@ def load_live_baseline(path: Path) -> LiveBaseline:
         raw = read_capped(path, BaselineError, subject="live baseline file")
     except OSError as exc:
         raise BaselineError(path, None, f"cannot read the live baseline ({exc})") from None
-    text = decode_text(raw, str(path), BaselineError, subject="live baseline file", yaml_breaks=False)
+    text = decode_text(
+        raw, str(path), BaselineError, subject="live baseline file", yaml_breaks=False
+    )
     document = load_json(text, str(path), BaselineError, subject="live baseline file")
     try:
         return LiveBaseline.model_validate(document.data)
@@ -95,9 +97,7 @@ def build_live_baseline(
         reason=reason,
         recorded_at=recorded_at,
         scenarios={
-            s.scenario_id: LiveScenarioRecord(
-                runs=s.runs, passes=s.passes, metrics=dict(s.metrics)
-            )
+            s.scenario_id: LiveScenarioRecord(runs=s.runs, passes=s.passes, metrics=dict(s.metrics))
             for s in scenarios
         },
     )

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness._coverage import PolicyCoverage
 from harness._trace import Trace
 from harness._trace_store import StoredTraces
+
+if TYPE_CHECKING:
+    from harness._live_gate import LiveSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +122,17 @@ class SuiteResult:
     scenario_files: Mapping[str, str] = field(default_factory=dict)
     fail_on_drift: bool = False  # drift counts as a regression (`--fail-on-drift`)
     coverage: tuple[PolicyCoverage, ...] = ()  # per policy file in scope
+    # A live run's repeat statistics and live gate (harness._live_gate); None for replay.
+    live_run: LiveSummary | None = None
+
+    @property
+    def live_regressed(self) -> bool:
+        return bool(self.live_run and self.live_run.gate and self.live_run.gate.regressed)
 
     @property
     def live(self) -> bool:
+        if self.live_run is not None:
+            return True
         if isinstance(self.traces, StoredTraces):
             return self.traces.live  # known as they were stored: no trace is read again
         return any(t.provider.live for t in self.traces)

@@ -317,6 +317,8 @@ def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
     failed, 0 clean."""
     if result.gate is not None and result.gate.fails(fail_on_drift=fail_on_drift):
         return codes.REGRESSED
+    if result.live_regressed:
+        return codes.REGRESSED
     if result.failed_checks:
         return codes.CHECK_FAILED
     return codes.OK

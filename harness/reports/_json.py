@@ -42,6 +42,7 @@ from harness.reports._common import (
     scenarios,
 )
 from harness.reports._json_stream import Lazy, json_chunks
+from harness.reports._live import live_json
 
 
 def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:
@@ -118,6 +119,7 @@ def _lazy_report(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[st
             }
             for c in (gate.input_changes if gate else ())
         ],
+        "live_run": None if result.live_run is None else live_json(result.live_run),
         # Each scenario's entry reads its trace when written: never all traces at once.
         "scenarios": Lazy(lambda: (_scenario(s, trace_paths) for s in scenarios(result))),
     }
