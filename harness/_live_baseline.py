@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from governance.config import decode_text, load_json, read_capped, render_json, write_atomic
 from harness._errors import BaselineError
-from harness._repeat_stats import ScenarioRepeats
+from harness._repeat_values import ScenarioRepeats
 
 LIVE_BASELINE_DIR = Path("baselines/live")
 LIVE_BASELINE_VERSION = 1

@@ -16,38 +16,29 @@ them), so a run of fewer scenarios is compared like for like; the others are nam
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from harness._live_baseline import LiveBaseline
-from harness._repeat_stats import (
+from harness._repeat_stats import pooled_metrics
+from harness._repeat_values import (
+    LiveGateResult,
+    LiveRegression,
+    LiveSummary,
     MetricRepeats,
     ScenarioRepeats,
     format_interval,
-    pooled_metrics,
     wilson_interval,
 )
 
+__all__ = [
+    "LiveGateResult",
+    "LiveRegression",
+    "LiveSummary",
+    "live_gate",
+    "live_metrics",
+    "scenario_pass_metric",
+]
+
 SCENARIO_PASS = "scenario_pass"  # a run of a scenario passes when all its checks pass
-
-
-@dataclass(frozen=True, slots=True)
-class LiveRegression:
-    metric: str
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class LiveGateResult:
-    baseline_path: str
-    baseline_repeat: int
-    regressions: tuple[LiveRegression, ...] = ()
-    compared: tuple[str, ...] = ()  # metrics compared
-    not_in_run: tuple[str, ...] = ()  # baseline scenarios this run did not have
-    not_in_baseline: tuple[str, ...] = ()  # scenarios this run had that the baseline lacks
-
-    @property
-    def regressed(self) -> bool:
-        return bool(self.regressions)
 
 
 def scenario_pass_metric(scenarios: Sequence[ScenarioRepeats]) -> MetricRepeats:
@@ -106,27 +97,6 @@ def live_gate(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LiveSummary:
-    """What a live run's reports say about it beyond one run's checks: who answered, K, the
-    repeat statistics, the replay-only expectations skipped, and the live gate (or why not)."""
-
-    model: str
-    endpoint_host: str
-    repeat: int
-    scenarios: tuple[ScenarioRepeats, ...]
-    skipped_replay_only: int = 0
-    gate: LiveGateResult | None = None
-    not_gated_because: str | None = None
-
-    @property
-    def metrics(self) -> tuple[MetricRepeats, ...]:
-        return (*pooled_metrics(self.scenarios), scenario_pass_metric(self.scenarios))
-
-    @property
-    def statement(self) -> str:
-        return (
-            f"This IS a model-quality measurement: model {self.model} at {self.endpoint_host}, "
-            f"each scenario run {self.repeat} time(s); it measures that model on these "
-            "scenarios, not Proctor itself."
-        )
+def live_metrics(scenarios: Sequence[ScenarioRepeats]) -> tuple[MetricRepeats, ...]:
+    """Every metric pooled over the runs, then `scenario_pass`: what a live report shows."""
+    return (*pooled_metrics(scenarios), scenario_pass_metric(scenarios))

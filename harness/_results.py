@@ -14,7 +14,7 @@ from harness._trace import Trace
 from harness._trace_store import StoredTraces
 
 if TYPE_CHECKING:
-    from harness._live_gate import LiveSummary
+    from harness._repeat_values import LiveSummary
 
 
 @dataclass(frozen=True, slots=True)

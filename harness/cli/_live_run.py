@@ -20,9 +20,10 @@ import click
 
 from harness._checks import replay_only_count
 from harness._live_baseline import live_baseline_path, load_live_baseline
-from harness._live_gate import LiveSummary, live_gate
+from harness._live_gate import LiveSummary, live_gate, live_metrics
 from harness._metrics import compute_metrics
-from harness._repeat_stats import ScenarioRepeats, scenario_repeats
+from harness._repeat_stats import scenario_repeats
+from harness._repeat_values import ScenarioRepeats
 from harness._results import CheckResult, SuiteResult
 from harness._scenario_load import LoadedScenario
 from harness._scenario_runner import ProviderChoice
@@ -150,6 +151,7 @@ def run_live(
         endpoint_host=endpoint_host(settings.base_url),
         repeat=repeat,
         scenarios=stats,
+        metrics=live_metrics(stats),
         skipped_replay_only=sum(replay_only_count(s.scenario) for s in scenarios),
     )
     result = SuiteResult(
@@ -224,6 +226,11 @@ def without_live_only(scenarios: CheckedSuite) -> CheckedSuite:
     """A replay run's suite: live-only scenarios (no script) cannot replay; say so in a line."""
     if not scenarios.live_only:
         return scenarios
+    if len(scenarios.live_only) == len(scenarios):
+        raise click.UsageError(
+            f"every selected scenario ({len(scenarios)}) is live-only (it has no script), so a "
+            "replay run has nothing to run; run them with --provider stub or --provider openai"
+        )
     shown = ", ".join(scenarios.live_only[:5]) + (" ..." if len(scenarios.live_only) > 5 else "")
     click.echo(
         f"note: {len(scenarios.live_only)} live-only scenario(s) without a script left out of "

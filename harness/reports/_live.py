@@ -11,8 +11,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness._live_gate import LiveSummary
-from harness._repeat_stats import format_interval
+from harness._repeat_values import LiveSummary, format_interval
 from harness._results import SuiteResult
 from harness.reports._common import exit_code, exit_meaning, html_text, one_line
 

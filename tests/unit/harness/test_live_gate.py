@@ -14,7 +14,7 @@ from harness._live_baseline import (
     write_live_baseline,
 )
 from harness._live_gate import live_gate
-from harness._repeat_stats import ScenarioRepeats
+from harness._repeat_values import ScenarioRepeats
 
 IDS = [f"s{i}" for i in range(5)]
 
