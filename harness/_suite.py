@@ -31,7 +31,7 @@ from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
 from harness._suite_check import mcp_registry as mcp_registry
-from harness._suite_check import registry_for
+from harness._suite_check import registry_for, replayable
 from harness._suite_workers import Progress, run_suite
 from harness._trace import Trace
 from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
@@ -369,6 +369,8 @@ def run_checked_suite(
     """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish
     (the reports directory's `traces/`), so memory does not grow with the suite."""
     run_id = run_id or new_run_id()
+    if provider.kind == "replay":
+        scenarios = replayable(scenarios)  # live-only scenarios have no script to replay
     store = None
     if trace_dir is not None:
         store = StoredTraces(trace_dir, trace_names(scenarios))

@@ -247,8 +247,12 @@ def _has_no_script(item: LoadedScenario) -> bool:
     return not item.scenario.script
 
 
-def replayable(suite: CheckedSuite) -> CheckedSuite:
-    """The suite without its live-only scenarios (itself when it has none)."""
+def replayable(suite: Sequence[LoadedScenario]) -> Sequence[LoadedScenario]:
+    """The suite without its live-only scenarios (itself when it has none): they have no
+    script to replay."""
+    if not isinstance(suite, CheckedSuite):
+        kept = [item for item in suite if not _has_no_script(item)]
+        return suite if len(kept) == len(suite) else kept
     if not suite.live_only:
         return suite
     skip = set(suite.live_only)

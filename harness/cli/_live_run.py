@@ -44,6 +44,11 @@ CASSETTE_REPEAT = (
 )
 
 
+def default_live_scenarios() -> Path:
+    """scenarios/live/ (the family written for real models) when it exists, else scenarios/."""
+    return LIVE_SCENARIOS if LIVE_SCENARIOS.is_dir() else LIVE_SCENARIOS.parent
+
+
 def refuse_pointless_repeat(provider: str, repeat: int) -> None:
     """Usage error (exit 64) for repeats that cannot differ: replay and cassette providers."""
     if repeat <= 1:
@@ -199,12 +204,15 @@ def live_command(
     from harness.reports import write_reports
     from harness.reports._live import render_live_terminal
 
-    paths = list(scenario_paths) or [LIVE_SCENARIOS]
-    scenarios = load_checked_suite(paths, tags)
+    model = stub_model(provider, stub_fault)
+    if provider == "openai" and resolve_settings() is None:  # before anything is read or run
+        click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
+        return codes.SKIPPED
+    scenarios = load_checked_suite(list(scenario_paths) or [default_live_scenarios()], tags)
     run_id = new_run_id()
     report_dir = report_dir or Path("reports") / run_id
-    with live_settings(provider, stub_model(provider, stub_fault)) as settings:
-        if settings is None:
+    with live_settings(provider, model) as settings:
+        if settings is None:  # the credential went away since the check above
             click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
             return codes.SKIPPED
         run = run_live(
@@ -237,7 +245,9 @@ def without_live_only(scenarios: CheckedSuite) -> CheckedSuite:
         f"this replay run ({shown}); run them with --provider openai or --provider stub",
         err=True,
     )
-    return replayable(scenarios)
+    kept = replayable(scenarios)
+    assert isinstance(kept, CheckedSuite)
+    return kept
 
 
 def record_live(
@@ -261,8 +271,12 @@ def record_live(
 
     if provider not in ("openai", "stub"):
         raise click.UsageError("--live records a live provider's run: --provider openai or stub")
-    scenarios = load_checked_suite(list(scenario_paths) or [LIVE_SCENARIOS])
-    with live_settings(provider, stub_model(provider, stub_fault)) as settings:
+    model = stub_model(provider, stub_fault)
+    if provider == "openai" and resolve_settings() is None:
+        click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
+        return codes.SKIPPED
+    scenarios = load_checked_suite(list(scenario_paths) or [default_live_scenarios()])
+    with live_settings(provider, model) as settings:
         if settings is None:
             click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
             return codes.SKIPPED

@@ -11,8 +11,8 @@ import pytest
 
 from harness._checks import _FIELD_OF, CHECKS, replay_only_count
 from harness._scenario import ExpectationField, Expectations, Scenario
-from harness._suite_check import CheckedSuite, replayable
 from harness._scenario_load import LoadedScenario
+from harness._suite_check import CheckedSuite, replayable
 from harness.cli._live_run import endpoint_host, refuse_pointless_repeat
 
 
@@ -86,3 +86,13 @@ def test_repeats_that_cannot_differ_are_refused(provider: str, message: str) -> 
     refuse_pointless_repeat(provider, 1)  # one run is just a run
     refuse_pointless_repeat("stub", 5)
     refuse_pointless_repeat("openai", 5)
+
+
+def test_a_replay_run_of_a_suite_runs_only_the_scenarios_with_a_script() -> None:
+    from harness._scenario_runner import ProviderChoice
+    from harness._suite import run_checked_suite
+
+    scripted = _scenario(id="scripted", script=[{"answer": "done"}])
+    suite = CheckedSuite([_loaded(scripted), _loaded(_scenario(id="live"))])
+    run = run_checked_suite(suite, provider=ProviderChoice(), run_id="run-x")
+    assert [t.scenario_id for t in run.traces] == ["scripted"]
