@@ -60,12 +60,31 @@ def expand_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
         raise HarnessError(
             f"cannot score scenario {scenario.id!r} against a trace of {trace.scenario_id!r}"
         )
+    skipped = replay_only_kinds(scenario, trace)
     drafts = [
         (check_id, kind.name, passed, why)
         for kind in CHECKS
+        if kind.name not in skipped
         for check_id, passed, why in kind.expand(scenario.expect, trace)
     ]
     return _with_unique_ids(scenario.id, drafts)
+
+
+def replay_only_kinds(scenario: Scenario, trace: Trace) -> frozenset[str]:
+    """The check kinds a live trace skips: those of the expectations marked `replay_only`."""
+    if not trace.provider.live or not scenario.expect.replay_only:
+        return frozenset()
+    fields = set(scenario.expect.replay_only)
+    return frozenset(kind.name for kind in CHECKS if _FIELD_OF.get(kind.name, kind.name) in fields)
+
+
+def replay_only_count(scenario: Scenario) -> int:
+    """How many expectation items a live run of `scenario` skips (one per list item)."""
+    count = 0
+    for name in scenario.expect.replay_only:
+        value = getattr(scenario.expect, name)
+        count += len(value) if isinstance(value, list) else int(value is not None)
+    return count
 
 
 def inventory_of(checks: Iterable[CheckResult]) -> dict[str, list[str]]:
@@ -606,6 +625,17 @@ CHECKS: tuple[CheckKind, ...] = (
     ),
 )
 
+# The expectation field a check kind comes from, where its name is not that field's.
+_FIELD_OF: Mapping[str, str] = MappingProxyType(
+    {
+        "contract": "",  # the contract check is never replay-only
+        "governance_refusal": "must_not_execute",
+        "audit_integrity": "audit_valid",
+        "budget_reset": "budget",
+        "approval": "approvals",
+        "guardrail": "guardrails",
+    }
+)
 CHECK_KINDS: frozenset[str] = frozenset(kind.name for kind in CHECKS)
 METRIC_OF: Mapping[str, str] = MappingProxyType({kind.name: kind.metric for kind in CHECKS})
 _METRIC_OF_PREFIX: Mapping[str, str] = MappingProxyType({k.prefix: k.metric for k in CHECKS})

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness._coverage import PolicyCoverage
 from harness._select import Selected
 from harness._trace import Trace
 from harness._trace_store import StoredTraces
+
+if TYPE_CHECKING:
+    from harness._repeat_values import LiveSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +124,17 @@ class SuiteResult:
     fail_on_drift: bool = False  # drift counts as a regression (`--fail-on-drift`)
     coverage: tuple[PolicyCoverage, ...] = ()  # per policy file in scope
     selected: Selected | None = None  # a focused run: its selectors, how many of how many
+    # A live run's repeat statistics and live gate (harness._live_gate); None for replay.
+    live_run: LiveSummary | None = None
+
+    @property
+    def live_regressed(self) -> bool:
+        return bool(self.live_run and self.live_run.gate and self.live_run.gate.regressed)
 
     @property
     def live(self) -> bool:
+        if self.live_run is not None:
+            return True
         if isinstance(self.traces, StoredTraces):
             return self.traces.live  # known as they were stored: no trace is read again
         return any(t.provider.live for t in self.traces)

@@ -267,6 +267,27 @@ TerminationName = Literal[
 ]
 
 
+ExpectationField = Literal[
+    "status",
+    "termination",
+    "must_propose",
+    "must_execute",
+    "must_not_execute",
+    "must_block",
+    "must_hold",
+    "policy_evidence",
+    "answer_contains",
+    "answer_not_contains",
+    "max_steps",
+    "audit_valid",
+    "audit_checkpoint",
+    "budget",
+    "approvals",
+    "guardrails",
+    "claims",
+]
+
+
 class Expectations(_Model):
     """What must hold after the run. Each item becomes one check with a stable id."""
 
@@ -292,6 +313,22 @@ class Expectations(_Model):
     approvals: list[ApprovalExpectation] = Field(default_factory=list)
     guardrails: list[GuardrailExpectation] = Field(default_factory=list)
     claims: list[ClaimsExpectation] = Field(default_factory=list)
+    replay_only: list[ExpectationField] = Field(
+        default_factory=list,
+        description="Expectations (by field name, e.g. answer_contains) that only the scripted "
+        "model can meet, such as its exact answer text: a live run skips their checks and "
+        "says how many it skipped.",
+    )
+
+    @model_validator(mode="after")
+    def _replay_only_names_given_fields(self) -> Expectations:
+        for name in self.replay_only:
+            if name not in self.model_fields_set:
+                raise ValueError(
+                    f"replay_only names {name!r}, which this scenario does not expect; list only "
+                    "expectation fields it gives"
+                )
+        return self
 
 
 class Scenario(_Model):
@@ -317,7 +354,11 @@ class Scenario(_Model):
         "annotate (append what really happened), replace (say only that; the default) or off.",
     )
     setup: Setup = Field(default_factory=Setup)
-    script: list[ScriptStep] = Field(min_length=1, description="The replay provider's script.")
+    script: list[ScriptStep] = Field(
+        default_factory=list,
+        description="The replay provider's script. Without one the scenario is live-only: "
+        "a replay run leaves it out (and says so); a live provider (--provider) runs it.",
+    )
     reviews: list[Review] = Field(
         default_factory=list, description="Scripted reviewer decisions, one per held call."
     )

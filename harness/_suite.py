@@ -33,7 +33,7 @@ from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
 from harness._suite_check import load_checked_suite as load_checked_suite
 from harness._suite_check import mcp_registry as mcp_registry
-from harness._suite_check import registry_for
+from harness._suite_check import registry_for, replayable
 from harness._suite_workers import Progress, run_suite
 from harness._trace import Trace
 from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
@@ -326,6 +326,8 @@ def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
     failed, 0 clean."""
     if result.gate is not None and result.gate.fails(fail_on_drift=fail_on_drift):
         return codes.REGRESSED
+    if result.live_regressed:
+        return codes.REGRESSED
     if result.failed_checks:
         return codes.CHECK_FAILED
     return codes.OK
@@ -376,6 +378,8 @@ def run_checked_suite(
     """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish
     (the reports directory's `traces/`), so memory does not grow with the suite."""
     run_id = run_id or new_run_id()
+    if provider.kind == "replay":
+        scenarios = replayable(scenarios)  # live-only scenarios have no script to replay
     store = None
     if trace_dir is not None:
         store = StoredTraces(trace_dir, trace_names(scenarios))

@@ -6,6 +6,7 @@ provider; harness._suite re-exports these names for the run path.
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -197,6 +198,7 @@ class CheckedSuite(Sequence[LoadedScenario]):
         self._spill: Spill[LoadedScenario] = Spill()
         self._files: list[str] = []  # distinct display paths
         self._file_of = array("I")  # position -> index in _files
+        self.live_only: list[str] = []  # ids of scenarios without a script (no replay)
         for item in items:
             self.add(item)
 
@@ -206,6 +208,8 @@ class CheckedSuite(Sequence[LoadedScenario]):
 
     def add(self, item: LoadedScenario) -> None:
         packed = item.packed()
+        if _has_no_script(item):
+            self.live_only.append(packed.scenario_id)
         self._spill.append(packed, key=packed.scenario_id)
         shown = packed.display_path
         if not self._files or self._files[-1] != shown:  # a file's scenarios come together
@@ -238,6 +242,27 @@ class CheckedSuite(Sequence[LoadedScenario]):
     def display_path_of(self, scenario_id: str) -> str | None:
         position = self._spill.position(scenario_id)
         return None if position is None else self._files[self._file_of[position]]
+
+
+def _has_no_script(item: LoadedScenario) -> bool:
+    """A live-only scenario; a packed one is read only when its JSON can hold an empty script
+    (a replay suite pays a substring search per scenario, not a parse)."""
+    form = item.form
+    if isinstance(form, bytes) and b'"script":[]' not in zlib.decompress(form):
+        return False
+    return not item.scenario.script
+
+
+def replayable(suite: Sequence[LoadedScenario]) -> Sequence[LoadedScenario]:
+    """The suite without its live-only scenarios (itself when it has none): they have no
+    script to replay."""
+    if not isinstance(suite, CheckedSuite):
+        kept = [item for item in suite if not _has_no_script(item)]
+        return suite if len(kept) == len(suite) else kept
+    if not suite.live_only:
+        return suite
+    skip = set(suite.live_only)
+    return CheckedSuite(item for item in suite if item.scenario_id not in skip)
 
 
 MAX_PARALLEL_CONFIGS = 4

@@ -28,6 +28,7 @@ from harness._suite import (
     run_inputs,
     score,
 )
+from harness.cli._live_run import record_live, stub_fault_option, without_live_only
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS
 
 
@@ -89,6 +90,25 @@ def _whole_suite_only(ctx: click.Context, param: click.Parameter, value: object)
 @click.option("-k", "refused_expression", hidden=True, callback=_whole_suite_only)
 @click.option("--tag", "refused_tags", multiple=True, hidden=True, callback=_whole_suite_only)
 @click.option("--limit", "refused_limit", hidden=True, callback=_whole_suite_only)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Record a live model's baseline (baselines/live/<model>.json) from --repeat K live "
+    "runs of scenarios/live/ (or --scenarios), apart from the deterministic baseline.",
+)
+@click.option(
+    "--provider", type=click.Choice(["stub", "openai"]), default=None, help="With --live."
+)
+@click.option(
+    "--repeat", type=click.IntRange(min=1), default=5, show_default=True, help="With --live."
+)
+@click.option(
+    "--live-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --live: where to record [default: baselines/live/<model>.json].",
+)
+@stub_fault_option
 def record_command(
     scenario_paths: tuple[Path, ...],
     baseline_path: Path,
@@ -97,6 +117,11 @@ def record_command(
     accept_changed: tuple[str, ...],
     accept_all_changed: bool,
     jobs: int,
+    live: bool,
+    provider: str | None,
+    repeat: int,
+    live_baseline: Path | None,
+    stub_fault: str | None,
     **_refused: object,
 ) -> int:
     """Run the suite (replay) and record it as the new baseline.
@@ -113,7 +138,18 @@ def record_command(
             "e.g. --reason 'refund scenarios added'",
             param_hint="--reason",
         )
-    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS])
+    if live or provider is not None or live_baseline is not None or stub_fault is not None:
+        if not live or provider is None:
+            raise click.UsageError(
+                "a live baseline is recorded with --live --provider openai|stub "
+                "(--repeat, --live-baseline and --stub-fault go with them)"
+            )
+        return record_live(
+            scenario_paths, provider=provider, repeat=repeat, reason=reason,
+            live_baseline=live_baseline, allow_regression=allow_regression,
+            stub_fault=stub_fault,
+        )  # fmt: skip
+    scenarios = without_live_only(load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS]))
     previous = load_baseline(baseline_path) if baseline_path.is_file() else None
     planned = planned_inputs(scenarios)
     changed = input_changes(previous, planned, {}) if previous is not None else []

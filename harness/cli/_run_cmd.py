@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness import _exit_codes as codes
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._suite_workers import Finished
@@ -17,8 +16,13 @@ from harness.cli._eval_common import (
     baseline_from_ref,
     finish,
 )
+from harness.cli._live_run import (
+    live_command,
+    refuse_pointless_repeat,
+    stub_fault_option,
+    without_live_only,
+)
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
-from harness.providers._settings import resolve_settings
 from harness.reports._write import prepare_report_dir
 
 if TYPE_CHECKING:
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
     default="replay",
     show_default=True,
     help="replay: the scripts (deterministic); openai: PROCTOR_LLM_*; "
-    "stub: the bundled vendor stub.",
+    "stub: the bundled vendor stub. openai and stub are live runs (see --repeat).",
 )
 @click.option(
     "--baseline",
@@ -67,6 +71,22 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Exit 2 when a scenario's trace changed, even if nothing regressed.",
 )
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="Live providers only: run each scenario K times; reports show pass@k, pass^k and "
+    "each metric's Wilson 95% interval.",
+)
+@click.option(
+    "--live-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Live runs: gate against this live baseline [default: baselines/live/<model>.json].",
+)
+@stub_fault_option
 def run_command(
     scenario_paths: tuple[Path, ...],
     selection: Selection,
@@ -77,14 +97,38 @@ def run_command(
     no_baseline: bool,
     report_dir: Path | None,
     fail_on_drift: bool,
+    repeat: int,
+    live_baseline: Path | None,
+    stub_fault: str | None,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
     Exit codes: 0 clean, 1 a check failed, 2 a gated metric regressed or a scenario's inputs
     changed since the baseline (or behaviour drift with --fail-on-drift), 3 the suite is
     invalid (nothing ran), 64 a usage error, 77 a live provider has no credential.
+
+    A live provider (openai, stub) runs scenarios/live/ by default and is gated against the
+    model's live baseline, never the deterministic one; scenarios without a script (live-only)
+    are left out of a replay run.
     """
+    refuse_pointless_repeat(provider, repeat)
+    if provider in ("openai", "stub"):
+        if baseline_path is not None or baseline_ref is not None:
+            raise click.UsageError(
+                "a live run is gated against the model's live baseline (--live-baseline, default "
+                "baselines/live/<model>.json), never the deterministic --baseline/--baseline-ref"
+            )
+        return live_command(
+            scenario_paths, selection, provider=provider, repeat=repeat, jobs=jobs,
+            live_baseline=live_baseline, no_baseline=no_baseline, report_dir=report_dir,
+            stub_fault=stub_fault,
+        )  # fmt: skip
+    if live_baseline is not None or stub_fault is not None:
+        raise click.UsageError(
+            "--live-baseline and --stub-fault are for live providers (--provider openai|stub)"
+        )
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
+    scenarios = without_live_only(scenarios)
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
@@ -93,39 +137,18 @@ def run_command(
             acknowledged = acknowledgements(baseline, baseline_path or DEFAULT_BASELINE)
         elif baseline_path is not None or DEFAULT_BASELINE.is_file():
             baseline, traces = baseline_from_file(baseline_path or DEFAULT_BASELINE)
-    if provider == "openai" and resolve_settings() is None:
-        click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
-        return codes.SKIPPED
     run_id = new_run_id()
     report_dir = report_dir or Path("reports") / run_id
     # Traces stream into the report's traces/ as scenarios finish: memory stays flat.
     trace_dir = prepare_report_dir(report_dir)
-    if provider == "stub":
-        from harness.providers import ProviderSettings
-        from stubs.openai_stub import running_stub
-
-        with running_stub() as url:
-            settings = ProviderSettings(base_url=url, model="proctor-stub-1", api_key="stub")
-            run = run_checked_suite(
-                scenarios, provider=ProviderChoice("openai", settings), jobs=1,
-                run_id=run_id, progress=_progress, trace_dir=trace_dir,
-            )  # fmt: skip
-    else:
-        choice = ProviderChoice()
-        if provider == "openai":
-            live = resolve_settings()
-            if live is None:  # the credential went away since the check above
-                click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
-                return codes.SKIPPED
-            choice = ProviderChoice("openai", live)
-        run = run_checked_suite(
-            scenarios,
-            provider=choice,
-            jobs=jobs,
-            run_id=run_id,
-            progress=_progress,
-            trace_dir=trace_dir,
-        )
+    run = run_checked_suite(
+        scenarios,
+        provider=ProviderChoice(),
+        jobs=jobs,
+        run_id=run_id,
+        progress=_progress,
+        trace_dir=trace_dir,
+    )
     result = assemble(
         run.run_id,
         scenarios,

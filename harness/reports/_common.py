@@ -44,6 +44,8 @@ def exit_code(result: SuiteResult) -> int:
     gate = result.gate
     if gate is not None and gate.fails(fail_on_drift=result.fail_on_drift):
         return _exit_codes.REGRESSED
+    if result.live_regressed:
+        return _exit_codes.REGRESSED
     if result.failed_checks:
         return _exit_codes.CHECK_FAILED
     return _exit_codes.OK
@@ -53,6 +55,8 @@ def exit_meaning(result: SuiteResult) -> str:
     """What the exit code stands for in this run: for 2, every cause that is present."""
     code = exit_code(result)
     gate = result.gate
+    if result.live_regressed and (gate is None or not gate.fails(fail_on_drift=False)):
+        return "a live metric's rate fell below its live baseline's interval"
     if code != _exit_codes.REGRESSED or gate is None:
         return EXIT_MEANINGS[code]
     causes: list[str] = []

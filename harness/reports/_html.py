@@ -41,6 +41,7 @@ from harness.reports._common import (
     scenarios,
     trace_ids,
 )
+from harness.reports._live import live_html
 
 _CSS = """
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--fail:#8250df;--mute:#6e7781;
@@ -170,6 +171,9 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
     if text is not None:
         parts.append(f'<p class="notice" id="notice">{e(text)}</p>')
     parts.append("</header>")
+    if result.live_run is not None:
+        parts += live_html(result.live_run)
+        summaries = []  # a live run's traces are in its r1/ .. rK/ reports
     parts += _metrics(result)
     parts += _failures(result.failed_checks, anchors)
     parts += _gate(result, anchors)

@@ -22,6 +22,10 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
     new_scenarios    [str]
     input_changes    [{scenario_id, old_digest, new_digest, diff, acknowledged}], scenarios whose
                      inputs differ from the baseline's; `acknowledged` (a history reason) or null
+    live_run         null for replay; for a live run {model, endpoint_host, repeat, statement,
+                       skipped_replay_only_per_run, runs: ["r1", ...], scenarios: [{id, passes,
+                       runs, pass_at_k, pass_hat_k}], metrics: [{name, passed, total, rate,
+                       wilson_95: [low, high] | null}], gate: {...} | null, not_gated_because}
     scenarios        [{id, file, ran, status, termination, digest, trace, tags, turns,
                        checks_passed, checks_failed, tool_calls: {outcome: count}}]
                      `trace` is the path of the trace file relative to the report directory.
@@ -44,6 +48,7 @@ from harness.reports._common import (
     scenarios,
 )
 from harness.reports._json_stream import Lazy, json_chunks
+from harness.reports._live import live_json
 
 
 def report_dict(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[str, Any]:
@@ -121,6 +126,7 @@ def _lazy_report(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[st
             }
             for c in (gate.input_changes if gate else ())
         ],
+        "live_run": None if result.live_run is None else live_json(result.live_run),
         # Each scenario's entry reads its trace when written: never all traces at once.
         "scenarios": Lazy(lambda: (_scenario(s, trace_paths) for s in scenarios(result))),
     }

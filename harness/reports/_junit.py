@@ -19,6 +19,7 @@ from harness.reports._common import (
     regression_subject,
     scenarios,
 )
+from harness.reports._live import live_junit_cases, live_junit_properties
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -36,14 +37,22 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
     """The document in pieces, byte for byte what ElementTree writes for the whole tree
     indented, but one testcase at a time: a big suite's report is never held whole. The
     counts on `<testsuite>` come from the checks, before any testcase is written."""
-    summaries = scenarios(result)
+    live = result.live_run
+    # A live run: one testcase per scenario over its K runs (each run's own junit.xml is in
+    # its rN/ directory), not one per run.
+    summaries = scenarios(result) if live is None else []
+    extra = [] if live is None else live_junit_cases(live, xml_text)
     gate = result.gate
-    tests = len(summaries) + (gate is not None)
-    failures = sum(1 for s in summaries if s.failed) + bool(gate and gate.regressions)
+    tests = len(summaries) + (gate is not None) + len(extra)
+    failures = (
+        sum(1 for s in summaries if s.failed)
+        + bool(gate and gate.regressions)
+        + sum(1 for case in extra if case.find("failure") is not None)
+    )
     yield (
         "<?xml version='1.0' encoding='utf-8'?>\n"
         f'<testsuite name="proctor" tests="{tests}" failures="{failures}" errors="0" '
-        'skipped="0">'
+        f'skipped="{sum(1 for case in extra if case.find("skipped") is not None)}">'
     )
     props = ET.Element("properties")
     for name, value in (
@@ -52,6 +61,7 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
         ("live", str(result.live).lower()),
         ("notice", notice(result) or ""),
         ("exit_code", str(exit_code(result))),
+        *(live_junit_properties(live) if live is not None else ()),
     ):
         ET.SubElement(props, "property", name=name, value=xml_text(value))
     yield _child(props)
@@ -88,6 +98,8 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
                     for r in regressions
                 )
             )
+        yield _child(case)
+    for case in extra:
         yield _child(case)
     yield "\n</testsuite>\n"
 

@@ -26,6 +26,8 @@ from harness.reports._common import (
     regression_subject,
     scenarios,
 )
+from harness.reports._live import counts as live_counts
+from harness.reports._live import live_markdown
 
 MAX_BYTES = 60_000
 _LIST_LIMIT = 50
@@ -56,6 +58,8 @@ def render_markdown(result: SuiteResult) -> str:
     if text is not None:
         head += ["", f"> ⚠️ **{text}**"]
 
+    if result.live_run is not None:
+        head += live_markdown(result.live_run, md_text)
     rows = [[md_text(cell) for cell in row.cells()] for row in metric_rows(result)]
     head += ["", "### Metrics", ""]
     head.append(
@@ -110,6 +114,8 @@ def render_markdown(result: SuiteResult) -> str:
             [f"- `{_code_span(s)}`" for s in gate.new_scenarios],
         )
 
+    if result.live_run is not None:
+        return doc.text() + "\n\n" + md_text(live_counts(result.live_run)) + "\n"
     failing = [s for s in scenarios(result) if s.failed]
     total = len(scenarios(result))
     closing = f"{total - len(failing)}/{total} scenario(s) passed all checks."

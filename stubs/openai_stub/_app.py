@@ -18,8 +18,11 @@ from stubs.openai_stub._errors import VendorError
 from stubs.openai_stub._faults import (
     DELAY_HEADER,
     FAULT_HEADER,
+    FLAKY_DECLINE,
     ONCE_FAULTS,
     OnceLedger,
+    OpeningCounter,
+    flaky_declines,
     misbehave,
     model_variants,
     once_error,
@@ -27,7 +30,7 @@ from stubs.openai_stub._faults import (
     parse_delay,
     select_fault,
 )
-from stubs.openai_stub._model import respond
+from stubs.openai_stub._model import Reply, respond
 from stubs.openai_stub._validate import parse_request
 from stubs.openai_stub._wire import completion_body, dumps, model_entry, models_body, stream_events
 
@@ -90,6 +93,7 @@ class _Stub:
         self.model_ids = model_variants(base_models)
         self.api_key_required = api_key_required
         self.once = OnceLedger()
+        self.openings = OpeningCounter()
 
     def _authorize(self, request: Request) -> None:
         if not self.api_key_required:
@@ -126,7 +130,10 @@ class _Stub:
             delay = parse_delay(request.headers.get(DELAY_HEADER))
             if await wait_unless_disconnected(request, delay):
                 return Response(status_code=499)  # nobody is listening any more
-        reply = misbehave(respond(chat), fault, chat)
+        if fault == "flaky" and flaky_declines(chat, self.openings):
+            reply = Reply(text=FLAKY_DECLINE)
+        else:
+            reply = misbehave(respond(chat), fault, chat)
         with_usage = fault != "missing-usage"
         empty = fault == "empty-choices"
         if not chat.stream:

@@ -30,6 +30,7 @@ Fault = Literal[
     "slow",
     "missing-usage",
     "empty-choices",
+    "flaky",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 ONCE_FAULTS: Final[frozenset[Fault]] = frozenset({"rate-limit-once", "server-error-once"})
@@ -38,6 +39,9 @@ DELAY_HEADER: Final = "x-stub-delay"
 DEFAULT_DELAY: Final = 5.0
 MAX_DELAY: Final = 600.0
 HALLUCINATED_TOOL: Final = "shell_exec"
+# `flaky`: every FLAKY_EVERY-th time the same conversation opens, the model declines instead.
+FLAKY_EVERY: Final = 5
+FLAKY_DECLINE: Final = "I'm sorry, I can't help with that request right now."
 
 
 def model_variants(base_models: Sequence[str]) -> tuple[str, ...]:
@@ -98,6 +102,29 @@ class OnceLedger:
                 return False
             self._seen.add(key)
             return True
+
+
+class OpeningCounter:
+    """How often each conversation opening (its first request) was seen; thread-safe. What a
+    repeated evaluation needs from a flaky model: which run declines is fixed by the count."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, key: str) -> int:
+        with self._lock:
+            self._seen[key] = self._seen.get(key, 0) + 1
+            return self._seen[key]
+
+
+def flaky_declines(request: ChatRequest, counter: OpeningCounter) -> bool:
+    """`flaky`: the FLAKY_EVERY-th, 2×FLAKY_EVERY-th, ... opening of the same conversation is
+    declined (a reply with no tool call), as a real model now and then refuses a fair request.
+    Deterministic: the 5th of 5 repeats of a scenario declines, the 4 before it do not."""
+    if any(m.role == "assistant" for m in request.messages):
+        return False  # later turns of a conversation answer honestly
+    return counter.count(once_key(request, "flaky")) % FLAKY_EVERY == 0
 
 
 def once_key(request: ChatRequest, fault: Fault) -> str:

@@ -19,6 +19,7 @@ from harness._baseline import load_baseline, load_baseline_traces
 from harness._scenario_load import LoadedScenario
 from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._suite import load_checked_suite, run_checked_suite
+from harness._suite_check import replayable
 from harness._trace import Trace
 
 pytestmark = pytest.mark.slow
@@ -32,7 +33,8 @@ _RUN_ID_FIELD = re.compile(rb'"run_id":"[^"]*",')
 def suite() -> list[LoadedScenario]:
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(REPO)
-        return load_checked_suite([REPO / "scenarios"])
+        # the replay suite: live-only scenarios (no script, scenarios/live/) cannot replay
+        return replayable(load_checked_suite([REPO / "scenarios"]))  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from tests.unit.harness.test_reports_sample import (
 TOP_LEVEL_KEYS = {
     "version", "run_id", "live", "deterministic", "notice", "providers", "exit_code",
     "exit_meaning", "baselined", "metrics", "checks", "failures", "regressions", "drift",
-    "new_scenarios", "input_changes", "scenarios", "selection",
+    "new_scenarios", "input_changes", "scenarios", "selection", "live_run",
 }
 
 

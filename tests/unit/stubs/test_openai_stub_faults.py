@@ -69,7 +69,7 @@ def _message(response: Any) -> dict[str, Any]:
 def test_every_fault_is_listed_as_a_model_variant(client: TestClient) -> None:
     ids = [m["id"] for m in client.get("/v1/models", headers=AUTH).json()["data"]]
     assert ids == ["proctor-stub-1", *(f"proctor-stub-1:{f}" for f in FAULTS)]
-    assert len(FAULTS) == 10
+    assert len(FAULTS) == 11
 
 
 def test_prose_tool_call_describes_the_call_in_text_without_tool_calls(
@@ -214,7 +214,7 @@ def test_the_fault_header_works_like_the_model_suffix(client: TestClient) -> Non
 
 
 def test_an_unknown_fault_header_is_a_400_listing_the_faults(client: TestClient) -> None:
-    response = _post(client, headers={"X-Stub-Fault": "flaky"})
+    response = _post(client, headers={"X-Stub-Fault": "moody"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "unknown_fault"
     assert "prose-tool-call" in response.json()["error"]["message"]
@@ -235,3 +235,19 @@ def test_a_faulty_reply_never_shares_an_id_with_the_honest_one(client: TestClien
 def test_model_faults_are_validated_like_any_request(client: TestClient) -> None:
     response = _post(client, "prose-tool-call", messages=[])
     assert response.status_code == 400
+
+
+def test_flaky_declines_every_fifth_opening_of_the_same_conversation_only(
+    client: TestClient,
+) -> None:
+    tool_calls = [bool(_message(_post(client, "flaky")).get("tool_calls")) for _ in range(10)]
+    assert tool_calls == [True, True, True, True, False] * 2
+    # a different opening counts on its own: its first time is not its fifth
+    other = [{"role": "user", "content": "look up the orders please"}]
+    assert _message(_post(client, "flaky", messages=other)).get("tool_calls")
+
+
+def test_flaky_answers_later_turns_of_a_conversation_honestly(client: TestClient) -> None:
+    later = _answered('{"status": "shipped"}')
+    replies = [_message(_post(client, "flaky", messages=later))["content"] for _ in range(5)]
+    assert all(reply.startswith("Here is what the tool returned") for reply in replies)

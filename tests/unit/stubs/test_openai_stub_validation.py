@@ -364,7 +364,7 @@ CASES: list[tuple[str, dict[str, Any], int, str | None, str | None]] = [
         "empty_array",
     ),
     ("unknown-model", _body(model="gpt-4o"), 404, None, "model_not_found"),
-    ("unknown-fault-suffix", _body(model="proctor-stub-1:flaky"), 404, None, "model_not_found"),
+    ("unknown-fault-suffix", _body(model="proctor-stub-1:moody"), 404, None, "model_not_found"),
 ]
 
 
