@@ -10,6 +10,13 @@ from harness import _exit_codes as codes
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._suite_workers import Finished
+from harness.cli._cassette_options import (
+    cassette_of,
+    check_cassette_files,
+    check_combination,
+    provider_options,
+    report_misses,
+)
 from harness.cli._eval_common import (
     acknowledgements,
     baseline_from_file,
@@ -31,14 +38,7 @@ from harness.reports._write import prepare_report_dir
     show_default=True,
     help="Scenarios run in this many processes (traces are identical either way).",
 )
-@click.option(
-    "--provider",
-    type=click.Choice(["replay", "openai", "stub"]),
-    default="replay",
-    show_default=True,
-    help="replay: the scripts (deterministic); openai: PROCTOR_LLM_*; "
-    "stub: the bundled vendor stub.",
-)
+@provider_options
 @click.option(
     "--baseline",
     "baseline_path",
@@ -73,14 +73,25 @@ def run_command(
     no_baseline: bool,
     report_dir: Path | None,
     fail_on_drift: bool,
+    record_dir: Path | None,
+    record_missing: bool,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
     Exit codes: 0 clean, 1 a check failed, 2 a gated metric regressed or a scenario's inputs
     changed since the baseline (or behaviour drift with --fail-on-drift), 3 the suite is
     invalid (nothing ran), 64 a usage error, 77 a live provider has no credential.
+
+    Cassettes: `--provider stub|openai --record cassettes/NAME/` keeps each scenario's provider
+    exchanges; `--provider cassette:cassettes/NAME/` replays them with no network. A request
+    that differs from the recorded one fails that scenario's `cassette` check (exit 1, the
+    rest still runs), naming the turn, with a diff; an unreadable cassette file exits 3.
     """
+    check_combination(provider, record_dir, record_missing)
     scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], tags)
+    replayed = cassette_of(provider)
+    if replayed is not None or record_missing:  # a bad file is named before anything runs
+        check_cassette_files(replayed or record_dir or Path(), scenarios.ids())
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
@@ -102,18 +113,19 @@ def run_command(
 
         with running_stub() as url:
             settings = ProviderSettings(base_url=url, model="proctor-stub-1", api_key="stub")
+            stub = ProviderChoice("openai", settings, record_dir, record_missing)
             run = run_checked_suite(
-                scenarios, provider=ProviderChoice("openai", settings), jobs=1,
+                scenarios, provider=stub, jobs=1,
                 run_id=run_id, progress=_progress, trace_dir=trace_dir,
             )  # fmt: skip
     else:
-        choice = ProviderChoice()
+        choice = ProviderChoice("cassette", cassette=replayed) if replayed else ProviderChoice()
         if provider == "openai":
             live = resolve_settings()
             if live is None:  # the credential went away since the check above
                 click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
                 return codes.SKIPPED
-            choice = ProviderChoice("openai", live)
+            choice = ProviderChoice("openai", live, record_dir, record_missing)
         run = run_checked_suite(
             scenarios,
             provider=choice,
@@ -130,6 +142,10 @@ def run_command(
         baseline_traces=traces,
         acknowledged=acknowledged,
     )
+    if replayed is not None or record_dir is not None:
+        report_misses(result.checks)
+    if record_dir is not None:
+        click.echo(f"cassette: {record_dir} (replay with --provider cassette:{record_dir})")
     return finish(result, report_dir, fail_on_drift=fail_on_drift)
 
 
