@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,10 @@ __all__ = [
 ]
 
 CASSETTE_MISS = "cassette_miss"
-_MASK = "[REDACTED]"
+_MASK = "[REDACTED:api_key]"
+# Where a recording cut the key, a replay (which knows no key) finds the text in the same place
+# of its own request, takes it for the key and cuts it too: from then on, as in the recording.
+_KEY_SLOT = re.escape(_MASK)
 _DIFF_LINES = 120
 # A key shorter than this is a placeholder (the stub's is "stub"): cutting it would mangle words
 # such as the model name, and a replay, which knows no key, could never match again.
@@ -85,6 +89,26 @@ def _cut(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_cut(item, secrets) for item in value]
     return value
+
+
+def _cut_keys(recorded: Any, current: Any) -> list[str]:
+    """The texts of `current` standing where `recorded` has the key cut out (same structure,
+    same text around them): what the recording's key was, found without knowing it."""
+    if isinstance(recorded, str) and isinstance(current, str):
+        if _MASK not in recorded or _MASK in current:
+            return []
+        pattern = _KEY_SLOT.join(re.escape(part) for part in recorded.split(_MASK))
+        match = re.fullmatch(pattern.replace(_KEY_SLOT, rf"(\S{{{_MIN_SECRET},}}?)"), current)
+        return [] if match is None else [g for g in match.groups() if g]
+    if isinstance(recorded, dict) and isinstance(current, dict):
+        return [
+            k
+            for key in recorded.keys() & current.keys()
+            for k in _cut_keys(recorded[key], current[key])
+        ]
+    if isinstance(recorded, list) and isinstance(current, list) and len(recorded) == len(current):
+        return [k for pair in zip(recorded, current, strict=True) for k in _cut_keys(*pair)]
+    return []
 
 
 def endpoint_host(base_url: str) -> str:
@@ -154,6 +178,7 @@ class _Tape:
         self.scenario_id = scenario_id
         self.cassette = load_cassette(self.path, scenario_id)
         self.turn = 0  # turns asked so far
+        self.keys: list[str] = []  # the key's text, as found where the recording cut it
 
     @property
     def recorded(self) -> list[Exchange]:
@@ -167,6 +192,10 @@ class _Tape:
         if self.turn > len(recorded):
             return None
         expected = recorded[self.turn - 1]
+        for found in _cut_keys(expected.request, request):
+            if found not in self.keys:
+                self.keys.append(found)
+        request = _cut(request, self.keys)
         if expected.request != request:
             raise self.miss(
                 "the request differs from the recorded one (the loop, the tools or the prompt "
