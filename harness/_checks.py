@@ -24,7 +24,14 @@ from harness._scenario import (
     GuardrailExpectation,
     Scenario,
 )
-from harness._spans import ApprovalSpan, ClaimsSpan, GuardrailSpan, ModelTurnSpan, ToolCallSpan
+from harness._spans import (
+    ApprovalSpan,
+    ClaimsSpan,
+    GuardrailSpan,
+    LoopSpan,
+    ModelTurnSpan,
+    ToolCallSpan,
+)
 from harness._trace import Trace
 
 # Outcomes that mean governance itself refused the call (a mere failure is not a refusal).
@@ -509,6 +516,26 @@ def _claims(trace: Trace, item: ClaimsExpectation) -> _Draft:
 # -- the kinds ------------------------------------------------------------------------------
 
 
+_CASSETTE_MISS_PREFIX = "cassette_miss"  # harness.providers._cassette.CASSETTE_MISS
+
+
+def _cassette(trace: Trace) -> list[_Draft]:
+    """A run driven by a cassette, or one that missed it, answered every turn from it: a miss
+    fails the scenario whatever it expects (even `status: provider_error`)."""
+    misses = [
+        span.detail
+        for span in trace.spans
+        if isinstance(span, LoopSpan)
+        and span.event == "provider_error"
+        and span.detail.startswith(_CASSETTE_MISS_PREFIX)
+    ]
+    if misses:
+        return [("cassette", False, misses[0])]
+    if trace.provider.name.startswith("cassette:"):
+        return [("cassette", True, f"every turn was answered by {trace.provider.name}")]
+    return []
+
+
 def _one(draft: _Draft | None) -> list[_Draft]:
     return [] if draft is None else [draft]
 
@@ -519,6 +546,7 @@ CHECKS: tuple[CheckKind, ...] = (
         "contract",
         lambda e, t: [("contract", True, "the scenario passed its contract check")],
     ),
+    CheckKind("cassette", "run_outcome", lambda e, t: _cassette(t)),
     CheckKind(
         "status",
         "run_outcome",

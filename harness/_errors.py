@@ -21,6 +21,11 @@ class BaselineError(ConfigError):
     """The baseline file (or a stored baseline trace) is missing or malformed. Names the file."""
 
 
+class CassetteError(ConfigError):
+    """A cassette file is unreadable, truncated, of another format or scenario (exit 3), or a
+    scenario id cannot name one. Names the file and the fix."""
+
+
 class CredentialSourceError(ConfigError):
     """The API key and the base URL it would go to come from different places (exit 64)."""
 
@@ -29,7 +34,7 @@ class ProviderError(HarnessError):
     """A model provider failed. One normalised shape for every vendor error.
 
     `kind` is one of: rate_limited, server_error, timeout, connection, bad_request, auth,
-    not_found, malformed_response, script_exhausted.
+    not_found, malformed_response, script_exhausted, cassette_miss.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:

@@ -53,17 +53,40 @@ SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 class ProviderChoice:
     """Which provider drives the scenarios. Live ones ignore the script (reviews still apply)."""
 
-    kind: str = "replay"  # replay | openai
+    kind: str = "replay"  # replay | openai | cassette
     settings: ProviderSettings | None = None
+    # cassette: the directory replayed; openai: the directory each scenario's exchanges are
+    # recorded to (None: not recorded), `fill_gaps` to replay what it holds and record the rest.
+    cassette: Path | None = None
+    fill_gaps: bool = False
 
     def build(self, scenario: Scenario) -> Provider:
         if self.kind == "replay":
             return ReplayProvider(scenario.script)
+        if self.kind == "cassette":
+            if self.cassette is None:
+                raise ValueError("a cassette provider needs its directory")
+            from harness.providers._cassette import CassetteProvider  # cassette runs only
+
+            return CassetteProvider(self.cassette, scenario.id)
         if self.settings is None:
             raise ValueError("a live provider needs settings")
         from harness.providers import OpenAIProvider  # the openai SDK: live runs only
 
-        return OpenAIProvider(self.settings)
+        live = OpenAIProvider(self.settings)
+        if self.cassette is None:
+            return live
+        from harness.providers._cassette import RecordingProvider
+
+        return RecordingProvider(
+            live,
+            directory=self.cassette,
+            scenario_id=scenario.id,
+            model=self.settings.model,
+            base_url=self.settings.base_url,
+            api_key=self.settings.api_key,
+            fill_gaps=self.fill_gaps,
+        )
 
 
 _MEMORY_STORE = StoreSpec("memory")

@@ -122,12 +122,15 @@ def run_live(
     report_dir: Path | None,
     jobs: int = 1,
     key: bytes | None = None,
+    record_dir: Path | None = None,
+    record_missing: bool = False,
 ) -> LiveRun:
     """The suite run `repeat` times against `settings`; each run's reports in `report_dir/rN/`."""
     from harness.reports import write_reports
     from harness.reports._write import prepare_report_dir
 
-    choice = ProviderChoice("openai", settings)
+    # --record DIR (one run only: the caller refuses it with --repeat) keeps the exchanges.
+    choice = ProviderChoice("openai", settings, record_dir, record_missing)
     runs: list[list[CheckResult]] = []
     for n in range(1, repeat + 1):
         sub = None if report_dir is None else report_dir / f"r{n}"
@@ -199,6 +202,8 @@ def live_command(
     no_baseline: bool,
     report_dir: Path | None,
     stub_fault: str | None = None,
+    record_dir: Path | None = None,
+    record_missing: bool = False,
 ) -> int:
     """`proctor run` with a live provider: run K times, gate against the live baseline, report."""
     from harness import _exit_codes as codes
@@ -228,10 +233,17 @@ def live_command(
             report_dir=report_dir,
             jobs=1 if provider == "stub" else jobs,
             key=report_key(),
+            record_dir=record_dir,
+            record_missing=record_missing,
         )
     result = gate_live(run, live_baseline, no_baseline=no_baseline)
     write_reports(result, report_dir, key=report_key())
     click.echo(render_live_terminal(result, str(report_dir)), nl=False)
+    if record_dir is not None:
+        from harness.cli._cassette_options import report_misses
+
+        report_misses(result.checks)
+        click.echo(f"cassette: {record_dir} (replay with --provider cassette:{record_dir})")
     return exit_code(result)
 
 

@@ -10,6 +10,13 @@ import click
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._suite_workers import Finished
+from harness.cli._cassette_options import (
+    cassette_of,
+    check_cassette_files,
+    check_combination,
+    provider_options,
+    report_misses,
+)
 from harness.cli._eval_common import (
     acknowledgements,
     baseline_from_file,
@@ -17,6 +24,7 @@ from harness.cli._eval_common import (
     finish,
 )
 from harness.cli._live_run import (
+    default_live_scenarios,
     live_command,
     refuse_pointless_repeat,
     stub_fault_option,
@@ -39,14 +47,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Scenarios run in this many processes (traces are identical either way).",
 )
-@click.option(
-    "--provider",
-    type=click.Choice(["replay", "openai", "stub"]),
-    default="replay",
-    show_default=True,
-    help="replay: the scripts (deterministic); openai: PROCTOR_LLM_*; "
-    "stub: the bundled vendor stub. openai and stub are live runs (see --repeat).",
-)
+@provider_options
 @click.option(
     "--baseline",
     "baseline_path",
@@ -97,6 +98,8 @@ def run_command(
     no_baseline: bool,
     report_dir: Path | None,
     fail_on_drift: bool,
+    record_dir: Path | None,
+    record_missing: bool,
     repeat: int,
     live_baseline: Path | None,
     stub_fault: str | None,
@@ -110,8 +113,21 @@ def run_command(
     A live provider (openai, stub) runs scenarios/live/ by default and is gated against the
     model's live baseline, never the deterministic one; scenarios without a script (live-only)
     are left out of a replay run.
+
+    Cassettes: `--provider stub|openai --record cassettes/NAME/` keeps each scenario's provider
+    exchanges; `--provider cassette:cassettes/NAME/` replays them with no network (the same
+    scenarios as the live run: scenarios/live/ by default). A request that differs from the
+    recorded one fails that scenario's `cassette` check (exit 1, the rest still runs), naming
+    the turn, with a diff; an unreadable cassette file exits 3. A cassette replay is gated only
+    against a baseline given with --baseline.
     """
+    check_combination(provider, record_dir, record_missing)
     refuse_pointless_repeat(provider, repeat)
+    if record_dir is not None and repeat > 1:
+        raise click.UsageError(
+            "--record keeps one run per scenario: drop --repeat (record once, replay the "
+            "cassette; repeat the live run without --record)"
+        )
     if provider in ("openai", "stub"):
         if baseline_path is not None or baseline_ref is not None:
             raise click.UsageError(
@@ -121,14 +137,28 @@ def run_command(
         return live_command(
             scenario_paths, selection, provider=provider, repeat=repeat, jobs=jobs,
             live_baseline=live_baseline, no_baseline=no_baseline, report_dir=report_dir,
-            stub_fault=stub_fault,
+            stub_fault=stub_fault, record_dir=record_dir, record_missing=record_missing,
         )  # fmt: skip
     if live_baseline is not None or stub_fault is not None:
         raise click.UsageError(
             "--live-baseline and --stub-fault are for live providers (--provider openai|stub)"
         )
-    scenarios = load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
-    scenarios = without_live_only(scenarios)
+    replayed = cassette_of(provider)
+    if replayed is None:
+        scenarios = without_live_only(
+            load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
+        )
+    else:  # the live run's scenarios, live-only ones included; every file read before running
+        scenarios = load_checked_suite(
+            list(scenario_paths) or [default_live_scenarios()], selection=selection
+        )
+        check_cassette_files(replayed, scenarios.ids())
+        if baseline_path is None and baseline_ref is None and not no_baseline:
+            click.echo(
+                "NOT GATED: a cassette replay is a recorded live run; the deterministic baseline "
+                "holds the scripted runs (pass --baseline FILE to gate against one)"
+            )
+            no_baseline = True
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
@@ -141,9 +171,10 @@ def run_command(
     report_dir = report_dir or Path("reports") / run_id
     # Traces stream into the report's traces/ as scenarios finish: memory stays flat.
     trace_dir = prepare_report_dir(report_dir)
+    choice = ProviderChoice("cassette", cassette=replayed) if replayed else ProviderChoice()
     run = run_checked_suite(
         scenarios,
-        provider=ProviderChoice(),
+        provider=choice,
         jobs=jobs,
         run_id=run_id,
         progress=_progress,
@@ -158,6 +189,8 @@ def run_command(
         acknowledged=acknowledged,
         selected=scenarios.selected,
     )
+    if replayed is not None:
+        report_misses(result.checks)
     return finish(result, report_dir, fail_on_drift=fail_on_drift)
 
 

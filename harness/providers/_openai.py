@@ -30,8 +30,9 @@ from harness.providers._base import (
     ToolSpec,
     Usage,
 )
-from harness.providers._schema import ToolNameCodec, sanitize_tool_schema
+from harness.providers._schema import ToolNameCodec
 from harness.providers._settings import ProviderSettings
+from harness.providers._wire import request_body
 
 __all__ = ["OpenAIProvider"]
 
@@ -89,24 +90,28 @@ class OpenAIProvider:
         self.close()
 
     def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelTurn:
-        try:
-            codec = ToolNameCodec.for_request(tools, messages)
-            wire_tools = [_encode_tool(tool, codec) for tool in tools]
-        except ValueError as exc:
-            raise ProviderError(
-                "bad_request", self._scrub(f"cannot offer the tools to the vendor: {exc}")
-            ) from None
-        wire_messages = [_encode_message(message, codec) for message in messages]
-
+        body, codec = self.request(messages, tools)
         attempt = 0
         while True:
-            outcome = self._attempt(wire_messages, wire_tools)
+            outcome = self._attempt(body["messages"], body.get("tools", []))
             if not isinstance(outcome, _Failure):
                 return _decode_turn(outcome, codec)
             if not outcome.retryable or attempt >= self._settings.max_retries:
                 raise outcome.error
             self._sleep(self._delay(attempt, outcome.retry_after))
             attempt += 1
+
+    def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> tuple[dict[str, Any], ToolNameCodec]:
+        """The JSON body this provider sends for `messages` and `tools` (what a cassette keeps),
+        and the codec mapping the vendor's tool names back. Raises ProviderError."""
+        try:
+            return request_body(self._settings.model, messages, tools)
+        except ValueError as exc:
+            raise ProviderError(
+                "bad_request", self._scrub(f"cannot offer the tools to the vendor: {exc}")
+            ) from None
 
     def _attempt(
         self, wire_messages: list[dict[str, Any]], wire_tools: list[dict[str, Any]]
@@ -252,38 +257,6 @@ def _http_date(text: str) -> float | None:
     if parsed.tzinfo is None:  # RFC 9110 dates are GMT
         parsed = parsed.replace(tzinfo=dt.UTC)
     return parsed.timestamp()
-
-
-def _encode_tool(tool: ToolSpec, codec: ToolNameCodec) -> dict[str, Any]:
-    """A tool spec with a vendor-safe name and a sanitised schema; the input is not mutated."""
-    function = tool.get("function")
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise ValueError(f"a tool spec needs function.name, got {dict(tool)!r}")
-    name = function["name"]
-    try:
-        parameters = sanitize_tool_schema(function.get("parameters"))
-    except ValueError as exc:
-        raise ValueError(f"tool {name!r}: {exc}") from None
-    wire_function = {**function, "name": codec.encode(name), "parameters": parameters}
-    return {**tool, "type": tool.get("type", "function"), "function": wire_function}
-
-
-def _encode_message(message: Message, codec: ToolNameCodec) -> dict[str, Any]:
-    """A history message with tool names in the assistant's tool calls encoded; a copy."""
-    wire = dict(message)
-    calls = message.get("tool_calls")
-    if isinstance(calls, Sequence) and not isinstance(calls, str):
-        wire["tool_calls"] = [_encode_call(call, codec) for call in calls]
-    return wire
-
-
-def _encode_call(call: Any, codec: ToolNameCodec) -> Any:
-    if not isinstance(call, Mapping):
-        return call
-    function = call.get("function")
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        return dict(call)
-    return {**call, "function": {**function, "name": codec.encode(function["name"])}}
 
 
 def _malformed(message: str) -> ProviderError:

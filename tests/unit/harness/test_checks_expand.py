@@ -14,11 +14,12 @@ from harness._scenario import Scenario
 from harness._spans import (
     ApprovalSpan,
     GuardrailSpan,
+    LoopSpan,
     ModelTurnSpan,
     Span,
     ToolCallSpan,
 )
-from harness._trace import AuditSummary, SetupRecord, Trace
+from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace
 from harness.providers._base import ProposedCall
 from tests.trace_factory import ZERO_DIGEST as DIGEST
 from tests.trace_factory import make_trace
@@ -454,18 +455,47 @@ EVERY_KIND_SPANS: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
 
 def test_every_emitted_kind_is_a_declared_check_kind() -> None:
     """A scenario using every expectation emits every kind; a new undeclared kind fails here."""
-    checks = expand_checks(scenario(EVERY_EXPECTATION), trace(EVERY_KIND_SPANS))
+    replayed = trace(EVERY_KIND_SPANS).model_copy(update={"provider": CASSETTE})
+    checks = expand_checks(scenario(EVERY_EXPECTATION), replayed)
     assert {c.kind for c in checks} == CHECK_KINDS
+
+
+CASSETTE = ProviderRecord(name="cassette:demo", model="gpt-test", live=False)
+MISS = LoopSpan(
+    id="s1", step=0, event="provider_error", detail="cassette_miss: scenario s1, turn 1, ..."
+)
+
+
+def test_a_scripted_replay_has_no_cassette_check() -> None:
+    checks = expand_checks(scenario({"status": "completed"}), trace([]))
+    assert "cassette" not in {c.kind for c in checks}
+
+
+def test_a_cassette_replay_that_answered_every_turn_passes_its_cassette_check() -> None:
+    replayed = trace([]).model_copy(update={"provider": CASSETTE})
+    [found] = [c for c in expand_checks(scenario({}), replayed) if c.kind == "cassette"]
+    assert found.passed and "cassette:demo" in found.why
+
+
+def test_a_cassette_miss_fails_even_a_scenario_expecting_a_provider_error() -> None:
+    missed = trace([MISS], status="provider_error", termination="provider_error")
+    for run in (missed, missed.model_copy(update={"provider": CASSETTE})):  # live fill or replay
+        checks = expand_checks(scenario({"status": "provider_error"}), run)
+        [found] = [c for c in checks if c.kind == "cassette"]
+        assert not found.passed and "turn 1" in found.why
+        assert [c.passed for c in checks if c.kind == "status"] == [True]
 
 
 def test_every_kind_is_declared_once_with_a_gated_metric_and_an_expander_that_emits_it() -> None:
     names = [kind.name for kind in CHECKS]
     assert len(names) == len(set(names))
     full, bare = scenario(EVERY_EXPECTATION), scenario({})
+    replayed = trace(EVERY_KIND_SPANS).model_copy(update={"provider": CASSETTE})
     for kind in CHECKS:
         assert kind.metric in METRICS, kind.name
-        assert list(kind.expand(full.expect, trace(EVERY_KIND_SPANS))), kind.name
-    # Only the contract check is unconditional: every other kind waits for its expectation.
+        assert list(kind.expand(full.expect, replayed)), kind.name
+    # Only the contract check is unconditional: every other kind waits for its expectation
+    # (the cassette check for a cassette: a scripted replay's trace, as here, gets none).
     emitted = [kind.name for kind in CHECKS if list(kind.expand(bare.expect, trace()))]
     assert emitted == ["contract"]
 
