@@ -7,6 +7,9 @@ its kind, hence its metric: `harness._checks.metric_of_check_id`). `proctor base
 refuses while any check fails, so every recorded check passed; should a baseline say otherwise
 (a metric with passed < total), the failures cannot be placed on a scenario and the partial gate
 counts the selected entries as passing: the strict reading, which can only gate more.
+A metric the selected entries never recorded is still gated by the whole baseline's rate
+(`with_unrecorded_metric_drops`): a new failing expectation of that kind in a selected scenario
+is a rate drop, as it would be in a full run.
 
 Coverage is a property of the whole suite (every rule decided by some scenario), so a partial
 run does not gate it; the partial run's report says so.
@@ -14,10 +17,13 @@ run does not gate it; the partial run's report says so.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from harness._baseline import Baseline, MetricRecord, rate_of
 from harness._checks import metric_of_check_id
+from harness._metrics import format_rate
+from harness._results import GateResult, MetricResult, Regression
 
 
 def narrowed_baseline(baseline: Baseline, selected: Iterable[str]) -> Baseline:
@@ -34,3 +40,34 @@ def narrowed_baseline(baseline: Baseline, selected: Iterable[str]) -> Baseline:
         for name, total in counts.items()
     }
     return baseline.model_copy(update={"scenarios": kept, "metrics": metrics, "coverage": None})
+
+
+def with_unrecorded_metric_drops(
+    result: GateResult, full: Baseline, narrowed: Baseline, current: Iterable[MetricResult]
+) -> GateResult:
+    """`result` plus a rate drop for each metric the selected entries have no evidence of whose
+    rate in this run fell below the whole baseline's (the narrowed gate cannot see those)."""
+    drops = []
+    for metric in current:
+        whole = full.metrics.get(metric.name)
+        part = narrowed.metrics.get(metric.name)
+        if whole is None or whole.total == 0 or metric.total == 0:
+            continue
+        if part is not None and part.total > 0:
+            continue  # the narrowed baseline gates it
+        if metric.passed * whole.total < whole.passed * metric.total:
+            then, now = (
+                format_rate(whole.passed, whole.total),
+                format_rate(metric.passed, metric.total),
+            )
+            drops.append(
+                Regression(
+                    "rate_drop",
+                    f"{metric.name}: rate {now} in the selected scenarios, baseline {then} "
+                    "(their baseline entries had no such check)",
+                    metric=metric.name,
+                )
+            )
+    if not drops:
+        return result
+    return dataclasses.replace(result, regressions=(*result.regressions, *drops))

@@ -23,7 +23,7 @@ from harness._errors import UsageProblem
 from harness._gate import CoverageState, gate
 from harness._identity import ScenarioInputs, scenario_inputs
 from harness._metrics import compute_metrics
-from harness._partial import narrowed_baseline
+from harness._partial import narrowed_baseline, with_unrecorded_metric_drops
 from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
 from harness._scenario_runner import ProviderChoice, identity_record
@@ -135,17 +135,19 @@ def assemble(
     checks, coverage, inputs = scored.checks, scored.coverage, scored.inputs
     metrics = compute_metrics(checks)
     gate_result = None
+    full_baseline = baseline
     if baseline is not None and selected is not None:
         baseline = narrowed_baseline(baseline, selected.ids)
     if baseline is not None:
         known = set(baseline.scenarios)
+        known_metrics = compute_metrics(c for c in checks if c.scenario_id in known)
         digests = (
             traces.digests
             if isinstance(traces, StoredTraces)
             else {t.scenario_id: t.digest for t in traces}
         )
         gate_result = gate(
-            compute_metrics(c for c in checks if c.scenario_id in known),
+            known_metrics,
             inventory_of(checks),
             digests,
             baseline,
@@ -157,6 +159,10 @@ def assemble(
             current_inputs=inputs,
             acknowledged=acknowledged,
         )
+        if full_baseline is not None and full_baseline is not baseline:
+            gate_result = with_unrecorded_metric_drops(
+                gate_result, full_baseline, baseline, known_metrics
+            )
     return SuiteResult(
         run_id=run_id,
         traces=traces if isinstance(traces, StoredTraces) else tuple(traces),

@@ -93,6 +93,22 @@ def test_a_regression_in_a_selected_scenario_still_exits_2(tmp_path: Path) -> No
     assert _run(tmp_path, suite, baseline, "--id", "read-readme").exit_code == codes.OK
 
 
+def test_a_new_failing_kind_of_check_in_a_selected_scenario_exits_2_as_in_a_full_run(
+    tmp_path: Path,
+) -> None:
+    suite, baseline = _recorded(tmp_path)
+    # must_block is gated in the baseline (by delete-refused) but read-readme never had one:
+    # the narrowed baseline has no must_block evidence, the whole baseline does.
+    suite.write_text(TWO.replace("must_execute: [fs.read]", "must_execute: [fs.read]\n      "
+                                 "must_block: [fs.read]"), encoding="utf-8")  # fmt: skip
+    whole = _cli("run", "--scenarios", str(suite), "--baseline", str(baseline),
+                 "--report-dir", str(tmp_path / "whole"))  # fmt: skip
+    assert whole.exit_code == codes.REGRESSED, whole.output
+    done = _run(tmp_path, suite, baseline, "--id", "read-readme")
+    assert done.exit_code == codes.REGRESSED, done.output
+    assert "rate_drop" in done.output and "their baseline entries had no such check" in done.output
+
+
 def test_a_check_lost_in_a_selected_scenario_still_exits_2(tmp_path: Path) -> None:
     suite, baseline = _recorded(tmp_path)
     suite.write_text(TWO.replace("      must_block: [fs.delete]\n", ""), encoding="utf-8")
