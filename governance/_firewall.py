@@ -396,7 +396,7 @@ class Firewall:
                 "agent": call.principal.agent,
                 "team": call.principal.team,
             },
-            "tokens_used": (usage or RunUsage()).tokens_used,
+            "tokens_used": usage.tokens_used if usage is not None else 0,
         }
         if prepared is not None:
             data["defaults_applied"] = list(prepared.defaults_applied)

@@ -130,7 +130,6 @@ class ChainWriter:
     ) -> list[AuditEvent]:
         """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
         fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
-        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
         try:
             if not isinstance(run_id, str) or not run_id:
                 raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
@@ -144,6 +143,7 @@ class ChainWriter:
         except AuditWriteError:
             raise
         except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
+            kinds = ", ".join(repr(kind) for kind, _ in events)  # only a failure names them
             raise AuditWriteError(
                 f"could not write {kinds} for run {run_id!r} to {self._name()}: {exc}"
             ) from exc
