@@ -29,11 +29,12 @@ from governance._call_results import (
 from governance.arguments._schema_checks import SchemaChecks, schema_checks
 from governance.arguments._schemas import SchemaRefused, first_problem
 from governance.arguments._snapshot import (
+    ArgumentPlan,
     ArgumentRefused,
     PreparedArguments,
+    argument_plan,
     copy_snapshot,
     prepare_arguments,
-    prepare_snapshot,
     snapshot_arguments,
 )
 from governance.core._canonical import digest
@@ -193,6 +194,9 @@ class Firewall:
         self._max_result_chars = max_result_chars
         self._observers = list(observers)
         self._validators: dict[str, SchemaChecks] = {}
+        # Each tool's argument plan (defaults, declared paths), read from its schema once; kept
+        # with the descriptor it was read from, so a re-registered tool gets a fresh one.
+        self._plans: dict[str, tuple[ToolDescriptor, ArgumentPlan]] = {}
         self._approvals = approvals
         self._budgets = budgets
         # With evidence, every decision carries which rules matched and were decisive (what
@@ -307,9 +311,10 @@ class Firewall:
         # From here on only the snapshot exists: the caller's mapping is never read again.
         call = call.with_arguments(snapshot)
         try:
-            prepared = prepare_snapshot(
-                descriptor.input_schema if descriptor is not None else None, snapshot
-            )
+            if descriptor is None:
+                prepared = PreparedArguments(snapshot)
+            else:
+                prepared = self._argument_plan(descriptor).prepare(snapshot)
         except ArgumentRefused as exc:  # a declared path with no single safe reading
             self._record(call, "tool.requested", self._requested(call, usage))
             decision = self._unsafe_argument(exc)
@@ -391,7 +396,7 @@ class Firewall:
                 "agent": call.principal.agent,
                 "team": call.principal.team,
             },
-            "tokens_used": (usage or RunUsage()).tokens_used,
+            "tokens_used": usage.tokens_used if usage is not None else 0,
         }
         if prepared is not None:
             data["defaults_applied"] = list(prepared.defaults_applied)
@@ -638,6 +643,14 @@ class Firewall:
             approval_id=result.approval_id,
             before_effect=result.before_effect,
         )
+
+    def _argument_plan(self, descriptor: ToolDescriptor) -> ArgumentPlan:
+        kept = self._plans.get(descriptor.name)
+        if kept is not None and kept[0] is descriptor:
+            return kept[1]
+        plan = argument_plan(descriptor.input_schema)
+        self._plans[descriptor.name] = (descriptor, plan)
+        return plan
 
     def _schema_problem(
         self, descriptor: ToolDescriptor, arguments: Mapping[str, Any]

@@ -162,9 +162,15 @@ def canonicalise_paths(
     ArgumentRefused (reason `invalid_argument:<name>`) when a declared path has no safe reading.
     A value of the wrong type is left alone: the schema check reports it.
     """
+    return _canonical_paths(path_arguments(schema), arguments)
+
+
+def _canonical_paths(
+    paths: tuple[str, ...], arguments: Mapping[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     out = dict(arguments)
     changed: list[str] = []
-    for name in path_arguments(schema):
+    for name in paths:
         if name not in out:
             continue
         value = out[name]
@@ -197,6 +203,38 @@ def prepare_snapshot(
     """`prepare_arguments` for arguments that are already a snapshot (plain JSON values)."""
     if schema is None:
         return PreparedArguments(snapshot)
-    filled, defaults = with_schema_defaults(schema, snapshot)
-    canonical, changed = canonicalise_paths(schema, filled)
-    return PreparedArguments(canonical, defaults, changed)
+    return argument_plan(schema).prepare(snapshot)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentPlan:
+    """What a schema asks of every call's arguments, read from the schema once: the top-level
+    defaults (in name order) and the declared paths. `prepare` does what `with_schema_defaults`
+    then `canonicalise_paths` do, without walking and sorting the schema again per call."""
+
+    defaults: tuple[tuple[str, Any], ...]
+    paths: tuple[str, ...]
+
+    def prepare(self, snapshot: Mapping[str, Any]) -> PreparedArguments:
+        filled = dict(snapshot)
+        applied: list[str] = []
+        for name, default in self.defaults:
+            if name not in filled:
+                filled[name] = copy_snapshot(default)  # never the schema's own object
+                applied.append(name)
+        if not self.paths:
+            return PreparedArguments(filled, tuple(applied))
+        canonical, changed = _canonical_paths(self.paths, filled)
+        return PreparedArguments(canonical, tuple(applied), changed)
+
+
+def argument_plan(schema: Mapping[str, Any]) -> ArgumentPlan:
+    """The plan of `schema` (see ArgumentPlan); a caller that sees one schema again keeps it."""
+    defaults: list[tuple[str, Any]] = []
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name in sorted(properties):
+            spec = properties[name]
+            if isinstance(spec, Mapping) and "default" in spec:
+                defaults.append((name, spec["default"]))
+    return ArgumentPlan(tuple(defaults), path_arguments(schema))

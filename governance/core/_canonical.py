@@ -12,15 +12,28 @@ from typing import Any
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
+# The C encoder `_ENCODER.encode` builds on every call, called directly: the same bytes without
+# the two Python frames around it (every audit record and digest goes through here). A fresh
+# `markers` dict each call, as `encode` passes, keeps the check for circular values.
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 
 
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN/Infinity: equal values give equal bytes."""
     try:
-        text = _ENCODER.encode(value)
+        if _C_ENCODER is None:  # an interpreter without the C accelerator
+            text = _ENCODER.encode(value)
+        else:
+            encode = _C_ENCODER(
+                {}, _ENCODER.default, _encode_string, None, ":", ",", True, False, False
+            )
+            text = "".join(encode(value, 0))
     except ValueError as exc:  # NaN or an infinity (allow_nan=False checks every float)
         raise ValueError(f"canonical JSON cannot encode this value: {exc}") from exc
     return text.encode("utf-8")
+
+
+_encode_string: Any = json.encoder.encode_basestring  # what ensure_ascii=False encodes with
 
 
 def sha256_hex(data: bytes) -> str:

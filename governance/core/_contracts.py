@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 ActionType = Literal["read", "write", "destructive", "external", "unknown"]
 Risk = Literal["low", "medium", "high", "critical"]
@@ -170,6 +170,9 @@ class RunUsage:
     tainted: bool = False
 
 
+_NO_USAGE: Final = RunUsage()  # frozen: one shared instance stands for "no usage reported"
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyContext:
     """Only structured facts about a proposed call.
@@ -205,7 +208,7 @@ class PolicyContext:
         usage: RunUsage | None = None,
         budget_usage: Mapping[str, int] | None = None,
     ) -> PolicyContext:
-        usage = usage or RunUsage()
+        usage = usage or _NO_USAGE
         if descriptor is None:
             # An unregistered name: the most dangerous facts, so no rule can mistake it for safe.
             return cls(

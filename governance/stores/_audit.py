@@ -2,17 +2,24 @@
 
 `hash = H(prev_hash || canonical_json({run_id, seq, kind, ts, data, alg}))` with H = HMAC-SHA256
 when a key is configured, SHA-256 otherwise. Every write (`append`, or `append_many` for several
-events of one run) is one `BEGIN IMMEDIATE` transaction, so threads and processes sharing the
-file never fork a chain and a batch lands whole or not at all; any failure to write raises
-`AuditWriteError`, which the firewall treats as "do not execute". The file is durable per its
-mode (governance.stores._sqlite: `fsync` or `os`). The memory backend
-(governance.stores._audit_memory) shares the write path here (`ChainWriter`): the same chain.
+events of one run) is one transaction, so a batch lands whole or not at all; any failure to
+write raises `AuditWriteError`, which the firewall treats as "do not execute". The file is
+durable per its mode (governance.stores._sqlite: `fsync` or `os`).
+
+Threads and processes sharing the file never fork a chain: `(run_id, seq)` is the primary key.
+A log remembers the last event it wrote to each run, so its next write to that run is ONE
+statement (a multi-row INSERT, atomic on its own) with no read before it; if another
+connection extended the run meanwhile, that INSERT collides on `seq` and nothing is stored,
+and the write is redone the long way: `BEGIN IMMEDIATE`, read the run's last event, insert.
+The memory backend (governance.stores._audit_memory) shares the write path here
+(`ChainWriter`): the same chain.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import hmac
 import itertools
@@ -57,6 +64,17 @@ CREATE TABLE IF NOT EXISTS audit_events (
 
 _COLUMNS: Final = "run_id, seq, kind, ts, data, alg, prev_hash, hash"
 _INSERT: Final = f"INSERT INTO audit_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_LAST: Final = "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1"
+# A one-statement write binds 8 values per row: within SQLite's oldest limit of 999 values.
+_MAX_ROWS_PER_STATEMENT: Final = 100
+_TAILS_KEPT: Final = 1024  # runs whose last event a log remembers (the least recent go first)
+
+
+@functools.cache
+def _insert_rows(count: int) -> str:
+    """One INSERT statement for `count` rows: atomic without an explicit transaction."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    return f"INSERT INTO audit_events ({_COLUMNS}) VALUES {values}"
 
 
 Row = tuple[str, int, str, str, str, str, str, str]  # the columns of _COLUMNS, in order
@@ -112,7 +130,6 @@ class ChainWriter:
     ) -> list[AuditEvent]:
         """Add `(kind, data)` events to `run_id`'s chain in order, in ONE transaction (one
         fsync in `fsync` mode): all of them are recorded, or none and AuditWriteError."""
-        kinds = ", ".join(repr(kind) for kind, _ in events) if events else "nothing"
         try:
             if not isinstance(run_id, str) or not run_id:
                 raise ValueError(f"run_id must be a non-empty string, not {run_id!r}")
@@ -126,6 +143,7 @@ class ChainWriter:
         except AuditWriteError:
             raise
         except Exception as exc:  # fail closed: whatever went wrong, nothing was recorded
+            kinds = ", ".join(repr(kind) for kind, _ in events)  # only a failure names them
             raise AuditWriteError(
                 f"could not write {kinds} for run {run_id!r} to {self._name()}: {exc}"
             ) from exc
@@ -159,16 +177,22 @@ class ChainWriter:
             seq, prev_hash = int(last[0]), str(last[2])
         rows: list[Row] = []
         out: list[AuditEvent] = []
+        now, key = self._clock.now, self._key
+        # What every record of the batch shares, encoded once: `_record_json` in two pieces.
+        head, run_text = f'{{"alg":{_text(alg)},"data":', _text(run_id)
         for kind, stored, clean, plain in prepared:
             seq += 1
-            ts = _format_ts(self._clock.now())
+            ts = _format_ts(now())
             if plain:  # `stored` is the canonical JSON of `clean`: hash it as it is
-                message = _record_json(run_id, seq, kind, ts, stored, alg)
-                digest = _seal(prev_hash, message, alg, self._key)
+                message = (
+                    f'{head}{stored},"kind":{_text(kind)},"run_id":{run_text},'
+                    f'"seq":{int(seq)},"ts":{_text(ts)}}}'
+                ).encode()
+                digest = _seal(prev_hash, message, alg, key)
             else:
                 digest = chain_hash(
                     prev_hash, run_id=run_id, seq=seq, kind=kind, ts=ts, data=clean, alg=alg,
-                    key=self._key,
+                    key=key,
                 )  # fmt: skip
             rows.append((run_id, seq, kind, ts, stored, alg, prev_hash, digest))
             out.append(AuditEvent(run_id, seq, kind, ts, clean, alg, prev_hash, digest))
@@ -203,6 +227,8 @@ class AuditLog(ChainWriter, SqliteStore):
         self._key = key or None
         self._clock: Clock = clock or SystemClock()
         self._readonly = readonly
+        # run id -> (seq, alg, hash) of the last event this log wrote to it (see the module doc).
+        self._tails: dict[str, tuple[int, str, str]] = {}
         super().__init__()
         try:
             self._conn = self._connect(busy_timeout)
@@ -259,16 +285,29 @@ class AuditLog(ChainWriter, SqliteStore):
             if self._readonly:
                 raise AuditWriteError(f"audit log {self.path} was opened read-only")
             conn = self._conn
+            tail = self._tails.pop(run_id, None)  # back only once this write is stored
+            if tail is not None and len(prepared) <= _MAX_ROWS_PER_STATEMENT:
+                rows, out = self._chain(run_id, tail, prepared)
+                try:
+                    conn.execute(_insert_rows(len(rows)), [v for row in rows for v in row])
+                except sqlite3.IntegrityError:
+                    pass  # another connection wrote this seq: nothing of ours is stored
+                else:
+                    self._remember(run_id, out[-1])
+                    return out
             with transaction(conn):
-                last = conn.execute(
-                    "SELECT seq, alg, hash FROM audit_events WHERE run_id = ? "
-                    "ORDER BY seq DESC LIMIT 1",
-                    (run_id,),
-                ).fetchone()
+                last = conn.execute(_LAST, (run_id,)).fetchone()
                 rows, out = self._chain(run_id, last, prepared)
-                conn.executemany(_INSERT, rows)  # one statement for the whole batch
+                conn.executemany(_INSERT, rows)
                 conn.execute("COMMIT")
+            self._remember(run_id, out[-1])
             return out
+
+    def _remember(self, run_id: str, last: AuditEvent) -> None:
+        """Note the last event written to `run_id` (under the lock, after it was stored)."""
+        if len(self._tails) >= _TAILS_KEPT:
+            del self._tails[next(iter(self._tails))]
+        self._tails[run_id] = (last.seq, last.alg, last.hash)
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._session("read it") as conn:
@@ -362,13 +401,34 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 def _plain(value: Any) -> bool:
     """Exact JSON types with text keys: its canonical JSON parses back to an equal value and
-    encodes again to the same text (a non-text key would come back as text, reordered)."""
-    kind = type(value)
-    if kind is dict:
-        return all(type(key) is str for key in value) and all(map(_plain, value.values()))
-    if kind is list:
-        return all(map(_plain, value))
-    return kind in _SCALARS
+    encodes again to the same text (a non-text key would come back as text, reordered).
+
+    One loop over a stack, scalars checked where they sit: this runs on every audit record,
+    and a call per value (recursion through `all(map(...))`) cost more than the rest of it."""
+    scalars = _SCALARS
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, inner in item.items():
+                if type(key) is not str:
+                    return False
+                inner_kind = type(inner)
+                if inner_kind is dict or inner_kind is list:
+                    stack.append(inner)
+                elif inner_kind not in scalars:
+                    return False
+        elif kind is list:
+            for inner in item:
+                inner_kind = type(inner)
+                if inner_kind is dict or inner_kind is list:
+                    stack.append(inner)
+                elif inner_kind not in scalars:
+                    return False
+        elif kind not in scalars:
+            return False
+    return True
 
 
 def _record_json(run_id: str, seq: int, kind: str, ts: str, data: str, alg: str) -> bytes:

@@ -65,7 +65,9 @@ def open_connection(
 
 def utc_text(moment: dt.datetime) -> str:
     """Fixed-width ISO-8601 UTC (`...T12:00:00.000000Z`): SQL string order is time order."""
-    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    if moment.tzinfo is not dt.UTC:  # already UTC (every audit timestamp): no conversion
+        moment = moment.astimezone(dt.UTC)
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 @contextlib.contextmanager
