@@ -10,7 +10,6 @@ written twice.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -156,12 +155,12 @@ class StoredTraces(Sequence[Trace]):
     def path_of(self, scenario_id: str) -> Path:
         return self.directory / self._names[scenario_id]
 
-    def raw(self, scenario_id: str) -> Any:
-        """The trace's JSON value (`model_dump(mode="json")`, as its canonical file holds it),
-        parsed without building the model; None when the scenario has no trace."""
+    def canonical(self, scenario_id: str) -> bytes | None:
+        """The trace file's bytes (its canonical JSON), unparsed; None when the scenario has no
+        trace."""
         if scenario_id not in self._stored:
             return None
-        return json.loads(self.path_of(scenario_id).read_bytes())
+        return self.path_of(scenario_id).read_bytes()
 
     def get(self, scenario_id: str) -> Trace | None:
         if scenario_id not in self._stored:
