@@ -15,11 +15,14 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from harness._errors import HarnessError
 from harness._spill import Spill
 from harness._trace import Trace
+
+if TYPE_CHECKING:
+    from harness._source_scores import SourceScore, SourceScores
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
 
@@ -77,13 +80,14 @@ class WrittenTrace:
     facts: TraceFacts
     provider: dict[str, Any]
     live: bool
+    score: SourceScore | None = None  # scored where it was written (harness._source_scores)
 
     @property
     def status(self) -> str:
         return self.facts.status
 
 
-def write_trace(path: Path, trace: Trace) -> WrittenTrace:
+def write_trace(path: Path, trace: Trace, score: SourceScore | None = None) -> WrittenTrace:
     """Write `trace`'s canonical bytes to `path`; what a `StoredTraces` keeps of it."""
     raw, digest = trace.canonical_with_digest()  # one dump for the file and its digest
     path.write_bytes(raw)
@@ -92,6 +96,7 @@ def write_trace(path: Path, trace: Trace) -> WrittenTrace:
         facts=TraceFacts.of(trace, digest),
         provider=trace.provider.model_dump(mode="json"),
         live=trace.provider.live,
+        score=score,
     )
 
 
@@ -118,6 +123,9 @@ class StoredTraces(Sequence[Trace]):
         self._stored: Spill[tuple[str, TraceFacts]] = Spill()  # (id, facts) in trace order
         self.providers: list[dict[str, Any]] = []  # distinct, in trace order
         self.live = False  # whether any trace came from a live provider
+        # Set by a run that scores each trace where it is written: every trace's score, in
+        # trace order (a trace stored without one leaves it short, and scoring reads the files).
+        self.scores: SourceScores | None = None
         directory.mkdir(parents=True, exist_ok=True)
 
     def add(self, trace: Trace) -> None:
@@ -140,6 +148,8 @@ class StoredTraces(Sequence[Trace]):
         if sid not in self._names:
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
         self._stored.append((sid, written.facts), key=sid)
+        if self.scores is not None and written.score is not None:
+            self.scores.add(sid, written.score)
         if written.provider not in self.providers:
             self.providers.append(dict(written.provider))
         self.live = self.live or written.live

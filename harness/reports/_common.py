@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, overload
+from typing import overload
 
 from harness import _exit_codes
 from harness._check_store import StoredChecks

@@ -53,7 +53,7 @@ def json_chunks(value: Any, level: int = 0) -> Iterator[str]:
 
 
 # json's own string encoder (C when available), as `json.dumps(ensure_ascii=False)` uses it.
-_STRING: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_STRING: Callable[[str], str] = json.encoder.encode_basestring
 
 
 class _Unusual(Exception):

@@ -68,10 +68,12 @@ _ODD_LEAVES = (
 _ODD_KEYS = st.text() | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
 _ODD_VALUES = st.recursive(
     _ODD_LEAVES,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(inner, max_size=4).map(tuple)
-    | st.dictionaries(st.text(), inner, max_size=4)
-    | st.dictionaries(_ODD_KEYS, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(st.text(), inner, max_size=4)
+        | st.dictionaries(_ODD_KEYS, inner, max_size=3)
+    ),
     max_leaves=30,
 )
 
