@@ -91,7 +91,8 @@ def score_in_one_pass(
     run's trace files are parsed once for all three, not three times. Without `keep_inputs`
     the inputs are still checked against the traces but not kept (only a gate needs them)."""
     scores = traces.scores if isinstance(traces, StoredTraces) else None
-    if scores is not None and scores.suite is scenarios and scores.count == len(traces):
+    complete = isinstance(scores, SourceScores) and scores.count == len(traces)
+    if isinstance(scores, SourceScores) and complete and scores.suite is scenarios:
         # Scored as each trace was written (harness._source_scores): no file is read again.
         # Their inputs were digested from these very scenario objects as they ran; only a gate
         # needs them kept, and reads them from the traces.

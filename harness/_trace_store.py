@@ -15,14 +15,11 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, Protocol, overload
 
 from harness._errors import HarnessError
 from harness._spill import Spill
 from harness._trace import Trace
-
-if TYPE_CHECKING:
-    from harness._source_scores import SourceScore, SourceScores
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
 
@@ -80,14 +77,15 @@ class WrittenTrace:
     facts: TraceFacts
     provider: dict[str, Any]
     live: bool
-    score: SourceScore | None = None  # scored where it was written (harness._source_scores)
+    # Its score where it was written (a harness._source_scores.SourceScore; opaque here).
+    score: Any = None
 
     @property
     def status(self) -> str:
         return self.facts.status
 
 
-def write_trace(path: Path, trace: Trace, score: SourceScore | None = None) -> WrittenTrace:
+def write_trace(path: Path, trace: Trace, score: Any = None) -> WrittenTrace:
     """Write `trace`'s canonical bytes to `path`; what a `StoredTraces` keeps of it."""
     raw, digest = trace.canonical_with_digest()  # one dump for the file and its digest
     path.write_bytes(raw)
@@ -112,6 +110,13 @@ def provider_records(traces: Sequence[Trace]) -> list[dict[str, Any]]:
     return seen
 
 
+class ScoreSink(Protocol):
+    """Where a run that scores each trace as it is written keeps the scores
+    (harness._source_scores.SourceScores)."""
+
+    def add(self, scenario_id: str, score: Any) -> None: ...
+
+
 class StoredTraces(Sequence[Trace]):
     """Traces in the order they were added, each loaded from its file when asked for."""
 
@@ -125,7 +130,7 @@ class StoredTraces(Sequence[Trace]):
         self.live = False  # whether any trace came from a live provider
         # Set by a run that scores each trace where it is written: every trace's score, in
         # trace order (a trace stored without one leaves it short, and scoring reads the files).
-        self.scores: SourceScores | None = None
+        self.scores: ScoreSink | None = None
         directory.mkdir(parents=True, exist_ok=True)
 
     def add(self, trace: Trace) -> None:
