@@ -20,7 +20,7 @@ Coverage items are named `rule:<id>` and `budget:<id>`; disabled rules are not i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from governance import Impact, Policy
@@ -97,21 +97,90 @@ class PolicyCoverage:
 def measure(uses: Iterable[PolicyUse]) -> tuple[PolicyCoverage, ...]:
     """Coverage per policy file, sorted by file. One pass: each use (and its trace) is counted
     and let go, so a suite of any size is measured in constant memory per policy file."""
-    tallies: dict[str, _Tally] = {}
+    tallies = Tallies()
     for use in uses:
-        tally = tallies.get(use.policy_file)
+        tallies.add(use.policy_file, use_facts(use), use.policy)
+    return tallies.coverage(lambda policy_file: None)
+
+
+@dataclass(frozen=True, slots=True)
+class UseFacts:
+    """What one scenario's trace adds to its policy file's coverage: small, and made of plain
+    values, so a -j worker computes it where the trace is and sends only this."""
+
+    scenario_id: str
+    matched: tuple[str, ...]
+    decisive: tuple[str, ...]
+    conditions: tuple[str, ...]
+    charged: tuple[str, ...]  # a budget id per executed call it applies to
+    denied: tuple[str, ...]  # the denying budget's id per call a budget denied
+
+
+def use_facts(use: PolicyUse) -> UseFacts:
+    executed: list[str] = [
+        record.subject
+        for record in use.trace.setup
+        if record.kind == "prior_call" and record.outcome == "executed"
+    ]
+    matched: list[str] = []
+    decisive: list[str] = []
+    conditions: list[str] = []
+    denied: list[str] = []
+    for span in use.trace.tool_spans:
+        matched += span.matched_rules
+        decisive += span.decisive_rules
+        conditions += span.decisive_conditions
+        if span.outcome == "executed":
+            executed.append(span.tool)
+        elif span.reason and span.reason.startswith(_BUDGET_REASON) and span.rule_ids:
+            denied.append(span.rule_ids[0])
+    charged: list[str] = []
+    for tool in executed:
+        impact = use.impacts.get(tool)
+        for budget in use.policy.budgets:
+            if impact is not None and budget.applies_to(tool, impact):
+                charged.append(budget.id)
+    return UseFacts(
+        use.trace.scenario_id,
+        tuple(matched),
+        tuple(decisive),
+        tuple(conditions),
+        tuple(charged),
+        tuple(denied),
+    )
+
+
+class Tallies:
+    """Coverage counts per policy file, added use by use (constant memory per file)."""
+
+    def __init__(self) -> None:
+        self._tallies: dict[str, _Tally] = {}
+
+    def add(self, policy_file: str, facts: UseFacts, policy: Policy | None = None) -> None:
+        """`policy`: the compiled policy the use ran with, when at hand; a file's first one is
+        kept (scenarios of one file may in principle see different versions, a mid-run edit:
+        the items come from the first, and counts only from ids that exist in it)."""
+        tally = self._tallies.get(policy_file)
         if tally is None:
-            # Scenarios of one file may in principle see different versions (a mid-run edit);
-            # the items come from the first, and counts only from ids that exist in it.
-            tally = tallies[use.policy_file] = _Tally(use.policy)
-        tally.add(use)
-    return tuple(tallies[name].coverage(name) for name in sorted(tallies))
+            tally = self._tallies[policy_file] = _Tally(policy)
+        tally.add(facts)
+
+    def coverage(self, policy_of: Callable[[str], Policy | None]) -> tuple[PolicyCoverage, ...]:
+        """Per policy file, sorted; `policy_of` gives the policy of a file none was added for."""
+        found: list[PolicyCoverage] = []
+        for name in sorted(self._tallies):
+            tally = self._tallies[name]
+            policy = tally.policy if tally.policy is not None else policy_of(name)
+            if policy is None:
+                raise ValueError(f"no compiled policy for {name}")
+            found.append(tally.coverage(name, policy))
+        return tuple(found)
 
 
 class _Tally:
     """What the uses of one policy file add up to."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy | None) -> None:
         self.policy = policy
         self.scenarios: list[str] = []
         self.matched: Counter[str] = Counter()
@@ -120,29 +189,15 @@ class _Tally:
         self.charged: Counter[str] = Counter()
         self.denied: Counter[str] = Counter()
 
-    def add(self, use: PolicyUse) -> None:
-        self.scenarios.append(use.trace.scenario_id)
-        executed: list[str] = [
-            record.subject
-            for record in use.trace.setup
-            if record.kind == "prior_call" and record.outcome == "executed"
-        ]
-        for span in use.trace.tool_spans:
-            self.matched.update(span.matched_rules)
-            self.decisive.update(span.decisive_rules)
-            self.conditions.update(span.decisive_conditions)
-            if span.outcome == "executed":
-                executed.append(span.tool)
-            elif span.reason and span.reason.startswith(_BUDGET_REASON) and span.rule_ids:
-                self.denied[span.rule_ids[0]] += 1
-        for tool in executed:
-            impact = use.impacts.get(tool)
-            for budget in use.policy.budgets:
-                if impact is not None and budget.applies_to(tool, impact):
-                    self.charged[budget.id] += 1
+    def add(self, facts: UseFacts) -> None:
+        self.scenarios.append(facts.scenario_id)
+        self.matched.update(facts.matched)
+        self.decisive.update(facts.decisive)
+        self.conditions.update(facts.conditions)
+        self.charged.update(facts.charged)
+        self.denied.update(facts.denied)
 
-    def coverage(self, policy_file: str) -> PolicyCoverage:
-        policy = self.policy
+    def coverage(self, policy_file: str, policy: Policy) -> PolicyCoverage:
         enabled = [rule for rule in policy.rules if rule.enabled]
         return PolicyCoverage(
             policy_file=policy_file,

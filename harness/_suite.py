@@ -6,14 +6,13 @@ score`) and re-gated (`proctor gate`) without running anything again.
 
 from __future__ import annotations
 
-import posixpath
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from governance import Policy, SystemClock, ToolRegistry, load_policy
+from governance import SystemClock, load_policy
 from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._check_store import StoredChecks
@@ -28,6 +27,9 @@ from harness._results import CheckResult, MetricResult, SuiteResult
 from harness._scenario_load import LoadedScenario, mcp_config_digest, resolve_policy_path
 from harness._scenario_runner import ProviderChoice, identity_record
 from harness._select import Selected
+from harness._source_scores import DEFAULT_POLICY_NAME as DEFAULT_POLICY_NAME
+from harness._source_scores import PolicyUses, SourceScores
+from harness._source_scores import policy_file_name as policy_file_name
 from harness._suite_check import CheckedSuite as CheckedSuite
 from harness._suite_check import ContractBroken as ContractBroken
 from harness._suite_check import builtin_registry as builtin_registry
@@ -90,12 +92,20 @@ def score_in_one_pass(
     """`score`, `measure_coverage` and `run_inputs` from one read of each trace: a streamed
     run's trace files are parsed once for all three, not three times. Without `keep_inputs`
     the inputs are still checked against the traces but not kept (only a gate needs them)."""
+    scores = traces.scores if isinstance(traces, StoredTraces) else None
+    complete = isinstance(scores, SourceScores) and scores.count == len(traces)
+    if isinstance(scores, SourceScores) and complete and scores.suite is scenarios:
+        # Scored as each trace was written (harness._source_scores): no file is read again.
+        # Their inputs were digested from these very scenario objects as they ran; only a gate
+        # needs them kept, and reads them from the traces.
+        inputs = run_inputs(scenarios, traces) if keep_inputs else {}
+        return Scored(scores.checks, scores.coverage(), inputs)
     by_id = scenario_finder(scenarios)
     # A streamed run's checks stream to disk too: nothing is kept per scenario in memory.
     stored = StoredChecks() if isinstance(traces, StoredTraces) else None
     checks: list[CheckResult] = []
-    inputs = _InputsCheck(keep=keep_inputs)
-    use_of = _PolicyUses()
+    inputs_check = _InputsCheck(keep=keep_inputs)
+    use_of = PolicyUses()
 
     def each_use() -> Iterator[PolicyUse]:
         for trace in traces:
@@ -105,11 +115,11 @@ def score_in_one_pass(
                 stored.add_group(trace.scenario_id, found)
             else:
                 checks.extend(found)
-            inputs.add(item, trace)
+            inputs_check.add(item, trace)
             yield use_of(item, trace)
 
     coverage = measure(each_use())
-    return Scored(checks if stored is None else stored, coverage, inputs.result(traces))
+    return Scored(checks if stored is None else stored, coverage, inputs_check.result(traces))
 
 
 def assemble(
@@ -202,20 +212,6 @@ class _SuiteFiles(Mapping[str, str]):
         return len(self._suite)
 
 
-DEFAULT_POLICY_NAME = "governance/data/default_policy.yaml"
-
-
-def policy_file_name(loaded: LoadedScenario) -> str:
-    """The policy file a scenario runs with, as coverage and the baseline name it: the shipped
-    one by its place in the source tree, any other next to the scenario file as the trace shows
-    that file (`scenarios/policies/budgets.yaml`), whatever directory the suite was copied to."""
-    if loaded.scenario.policy == "default":
-        return DEFAULT_POLICY_NAME
-    return posixpath.normpath(
-        posixpath.join(posixpath.dirname(loaded.display_path), loaded.scenario.policy)
-    )
-
-
 def measure_coverage(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> tuple[PolicyCoverage, ...]:
@@ -228,34 +224,11 @@ def _policy_uses(
     scenarios: Sequence[LoadedScenario], traces: Sequence[Trace]
 ) -> Iterator[PolicyUse]:
     by_id = scenario_finder(scenarios)
-    use_of = _PolicyUses()
+    use_of = PolicyUses()
     for trace in traces:
         item = by_id(trace.scenario_id)
         if item is not None:
             yield use_of(item, trace)
-
-
-class _PolicyUses:
-    """A scenario's trace as a coverage use: each policy file compiled once, one impact table
-    per distinct tool surface (registries are cached)."""
-
-    def __init__(self) -> None:
-        self._policies: dict[Path, Policy] = {}
-        self._impacts: dict[int, tuple[ToolRegistry, dict[str, Any]]] = {}
-
-    def __call__(self, item: LoadedScenario, trace: Trace) -> PolicyUse:
-        path = resolve_policy_path(item)
-        policy = self._policies.get(path)
-        if policy is None:
-            policy = self._policies[path] = load_policy(path)
-        registry = registry_for(item)
-        known = self._impacts.get(id(registry))
-        if known is None:
-            known = self._impacts[id(registry)] = (
-                registry,
-                {d.name: d.impact for d in registry.descriptors()},
-            )
-        return PolicyUse(policy_file_name(item), policy, trace, known[1])
 
 
 def run_inputs(
@@ -389,6 +362,7 @@ def run_checked_suite(
     store = None
     if trace_dir is not None:
         store = StoredTraces(trace_dir, trace_names(scenarios))
+        store.scores = SourceScores(scenarios)  # each trace scored where it is written
     traces = run_suite(
         scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress, store=store
     )

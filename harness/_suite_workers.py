@@ -33,6 +33,7 @@ from typing import Protocol
 from harness._errors import HarnessError
 from harness._scenario_load import LoadedScenario, resolve_mcp_config
 from harness._scenario_runner import ProviderChoice, run_scenario
+from harness._source_scores import PolicyUses, score_at_source
 from harness._suite_cache import SuiteCache
 from harness._trace import Trace
 from harness._trace_store import StoredTraces, WrittenTrace, write_trace
@@ -73,7 +74,7 @@ def run_suite(
     """
     traces: list[Trace] = []
     finished = (
-        _serial(scenarios, run_id, provider)
+        _serial(scenarios, run_id, provider, store)
         if jobs <= 1
         else _parallel(scenarios, run_id, provider, jobs, store)
     )
@@ -105,14 +106,37 @@ def mcp_configs(scenarios: Iterable[LoadedScenario]) -> list[Path]:
 
 
 def _serial(
-    scenarios: Sequence[LoadedScenario], run_id: str, provider: ProviderChoice
-) -> Iterator[Trace]:
+    scenarios: Sequence[LoadedScenario],
+    run_id: str,
+    provider: ProviderChoice,
+    store: StoredTraces | None,
+) -> Iterator[Trace | WrittenTrace]:
     cache = SuiteCache()
+    uses = PolicyUses() if store is not None and store.scores is not None else None
     try:
         for loaded in read_ahead(scenarios, cache):
-            yield run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
+            trace = run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
+            if store is None or uses is None:
+                yield trace
+            else:
+                yield _written(store.directory, store.name_of, loaded, trace, uses)
     finally:
         cache.close_in_background()  # scoring starts while the servers exit
+
+
+def _written(
+    directory: Path,
+    name_of: Callable[[str], str | None],
+    loaded: LoadedScenario,
+    trace: Trace,
+    uses: PolicyUses | None,
+) -> WrittenTrace:
+    """`trace` written to its file in `directory`, scored here when `uses` is given."""
+    name = name_of(trace.scenario_id)
+    if name is None:
+        raise HarnessError(f"scenario {trace.scenario_id!r} has no trace file name in this run")
+    score = score_at_source(loaded, trace, uses) if uses is not None else None
+    return write_trace(directory / name, trace, score)
 
 
 def read_ahead(
@@ -155,9 +179,10 @@ class _Work:
     provider: ProviderChoice
     directory: Path | None  # the store's: the worker writes the trace files there
     name_of: Callable[[str], str | None]  # scenario id -> trace file name in `directory`
+    score: bool  # the worker scores each trace it writes (harness._source_scores)
 
 
-_WORKER: tuple[_Work, SuiteCache] | None = None
+_WORKER: tuple[_Work, SuiteCache, PolicyUses | None] | None = None
 
 
 def _start_worker(work: _Work) -> None:
@@ -165,27 +190,23 @@ def _start_worker(work: _Work) -> None:
     cache = SuiteCache()
     # Runs when the worker exits normally (fork, forkserver or spawn): its MCP servers stop.
     multiprocessing.util.Finalize(None, cache.close, exitpriority=10)
-    _WORKER = (work, cache)
+    _WORKER = (work, cache, PolicyUses() if work.score else None)
 
 
 def _run_chunk(span: tuple[int, int]) -> list[WrittenTrace] | list[str]:
     """A worker's unit of work: scenarios `span` of the suite; each trace written to its file
     (a `WrittenTrace` back), or without a directory its JSON back."""
     assert _WORKER is not None, "a -j worker runs _start_worker first"
-    work, cache = _WORKER
+    work, cache, uses = _WORKER
     written: list[WrittenTrace] = []
     raw: list[str] = []
     for index in range(*span):
-        trace = run_scenario(
-            work.scenarios[index], run_id=work.run_id, provider=work.provider, cache=cache
-        )
+        loaded = work.scenarios[index]
+        trace = run_scenario(loaded, run_id=work.run_id, provider=work.provider, cache=cache)
         if work.directory is None:
             raw.append(trace.model_dump_json())
             continue
-        name = work.name_of(trace.scenario_id)
-        if name is None:
-            raise HarnessError(f"scenario {trace.scenario_id!r} has no trace file name in this run")
-        written.append(write_trace(work.directory / name, trace))
+        written.append(_written(work.directory, work.name_of, loaded, trace, uses))
     return raw if work.directory is None else written
 
 
@@ -224,7 +245,8 @@ def _parallel(
             names = {sid: store.name_of(sid) for sid in (s.scenario_id for s in scenarios)}
             name_of = names.get
     directory = store.directory if store is not None else None  # an empty store is falsy
-    work = _Work(scenarios, run_id, provider, directory, name_of)
+    score = store is not None and store.scores is not None
+    work = _Work(scenarios, run_id, provider, directory, name_of, score)
     spans = chunk_spans(len(scenarios), jobs)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -10,13 +10,12 @@ written twice.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 from harness._errors import HarnessError
 from harness._spill import Spill
@@ -78,13 +77,15 @@ class WrittenTrace:
     facts: TraceFacts
     provider: dict[str, Any]
     live: bool
+    # Its score where it was written (a harness._source_scores.SourceScore; opaque here).
+    score: Any = None
 
     @property
     def status(self) -> str:
         return self.facts.status
 
 
-def write_trace(path: Path, trace: Trace) -> WrittenTrace:
+def write_trace(path: Path, trace: Trace, score: Any = None) -> WrittenTrace:
     """Write `trace`'s canonical bytes to `path`; what a `StoredTraces` keeps of it."""
     raw, digest = trace.canonical_with_digest()  # one dump for the file and its digest
     path.write_bytes(raw)
@@ -93,6 +94,7 @@ def write_trace(path: Path, trace: Trace) -> WrittenTrace:
         facts=TraceFacts.of(trace, digest),
         provider=trace.provider.model_dump(mode="json"),
         live=trace.provider.live,
+        score=score,
     )
 
 
@@ -108,6 +110,13 @@ def provider_records(traces: Sequence[Trace]) -> list[dict[str, Any]]:
     return seen
 
 
+class ScoreSink(Protocol):
+    """Where a run that scores each trace as it is written keeps the scores
+    (harness._source_scores.SourceScores)."""
+
+    def add(self, scenario_id: str, score: Any) -> None: ...
+
+
 class StoredTraces(Sequence[Trace]):
     """Traces in the order they were added, each loaded from its file when asked for."""
 
@@ -119,6 +128,9 @@ class StoredTraces(Sequence[Trace]):
         self._stored: Spill[tuple[str, TraceFacts]] = Spill()  # (id, facts) in trace order
         self.providers: list[dict[str, Any]] = []  # distinct, in trace order
         self.live = False  # whether any trace came from a live provider
+        # Set by a run that scores each trace where it is written: every trace's score, in
+        # trace order (a trace stored without one leaves it short, and scoring reads the files).
+        self.scores: ScoreSink | None = None
         directory.mkdir(parents=True, exist_ok=True)
 
     def add(self, trace: Trace) -> None:
@@ -141,6 +153,8 @@ class StoredTraces(Sequence[Trace]):
         if sid not in self._names:
             raise HarnessError(f"scenario {sid!r} has no trace file name in this run")
         self._stored.append((sid, written.facts), key=sid)
+        if self.scores is not None and written.score is not None:
+            self.scores.add(sid, written.score)
         if written.provider not in self.providers:
             self.providers.append(dict(written.provider))
         self.live = self.live or written.live
@@ -156,12 +170,12 @@ class StoredTraces(Sequence[Trace]):
     def path_of(self, scenario_id: str) -> Path:
         return self.directory / self._names[scenario_id]
 
-    def raw(self, scenario_id: str) -> Any:
-        """The trace's JSON value (`model_dump(mode="json")`, as its canonical file holds it),
-        parsed without building the model; None when the scenario has no trace."""
+    def canonical(self, scenario_id: str) -> bytes | None:
+        """The trace file's bytes (its canonical JSON), unparsed; None when the scenario has no
+        trace."""
         if scenario_id not in self._stored:
             return None
-        return json.loads(self.path_of(scenario_id).read_bytes())
+        return self.path_of(scenario_id).read_bytes()
 
     def get(self, scenario_id: str) -> Trace | None:
         if scenario_id not in self._stored:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, overload
+from typing import overload
 
 from harness import _exit_codes
 from harness._check_store import StoredChecks
@@ -227,19 +227,19 @@ def trace_lookup(result: SuiteResult) -> Callable[[str], Trace | None]:
     return by_id.get
 
 
-def raw_trace_lookup(result: SuiteResult) -> Callable[[str], Any]:
-    """scenario id -> its trace as JSON values (None if it did not run): a streamed run's file
-    parsed as plain JSON, which is what the file holds, without building the model."""
+def canonical_trace_lookup(result: SuiteResult) -> Callable[[str], bytes | None]:
+    """scenario id -> its trace's canonical JSON bytes (None if it did not run): a streamed
+    run's file as it is, neither parsed nor encoded again."""
     traces = result.traces
     if isinstance(traces, StoredTraces):
-        return traces.raw
+        return traces.canonical
     lookup = trace_lookup(result)
 
-    def raw(scenario_id: str) -> Any:
+    def canonical(scenario_id: str) -> bytes | None:
         trace = lookup(scenario_id)
-        return None if trace is None else trace.model_dump(mode="json")
+        return None if trace is None else trace.canonical()
 
-    return raw
+    return canonical
 
 
 def facts_lookup(result: SuiteResult) -> Callable[[str], TraceFacts | None]:

@@ -12,6 +12,7 @@ import base64
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,13 +30,13 @@ from harness._trace import Trace
 from harness.reports._common import (
     METRIC_HEADERS,
     ScenarioSummary,
+    canonical_trace_lookup,
     exit_code,
     exit_meaning,
     html_text,
     metric_rows,
     notice,
     provider_label,
-    raw_trace_lookup,
     regression_subject,
     scenario_anchors,
     scenarios,
@@ -136,7 +137,28 @@ def e(value: object) -> str:
 def script_json(value: Any) -> str:
     """JSON safe inside a <script> element: ASCII only (no lone surrogate or line separator can
     slip through) and `<`, `>`, `&` as \\u escapes, so no string can close the element."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=True)
+    return _script_safe(json.dumps(value, sort_keys=True, ensure_ascii=True))
+
+
+def script_json_text(text: str) -> str:
+    """`script_json` of JSON text as it is (a trace file's canonical bytes, decoded), without
+    parsing and encoding it again: outside strings JSON is ASCII, so escaping every non-ASCII
+    character (as a surrogate pair beyond U+FFFF) changes no value, and makes it ASCII only."""
+    return _script_safe(_NON_ASCII.sub(_u_escape, text))
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _u_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def _script_safe(text: str) -> str:
     for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, code)
     return text
@@ -183,13 +205,16 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
     yield '<script type="application/json" id="proctor-traces">\n'
     # One object, keys in sorted order as json.dumps(sort_keys=True) would write them.
     yield "{"
-    raw = raw_trace_lookup(result)
+    canonical = canonical_trace_lookup(result)
     first = True
     for sid in sorted(trace_ids(result)):
-        trace = raw(sid)
-        if trace is None:
+        data = canonical(sid)
+        if data is None:
             continue
-        yield f"{'' if first else ', '}{script_json(sid)}: {script_json(trace)}"
+        # The file's bytes as they are (valid UTF-8: canonical JSON of the trace); not parsed
+        # and encoded again, which was most of this report's cost.
+        text = script_json_text(data.decode("utf-8", errors="replace"))
+        yield f"{'' if first else ', '}{script_json(sid)}: {text}"
         first = False
     yield "}\n</script>\n"
     yield f"<script>{_JS}</script>\n</body></html>\n"

@@ -9,6 +9,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from harness._results import SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
 from harness.reports import render_html, write_reports
 from tests.unit.harness.test_reports_sample import XSS, clean_result, sample_result
@@ -177,3 +178,21 @@ def test_write_reports_writes_the_same_page_to_disk(tmp_path: Path) -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert render_html(sample_result()) == render_html(sample_result())
+
+
+def test_embedded_trace_text_is_ascii_and_round_trips_non_ascii_and_markup(
+    tmp_path: Path,
+) -> None:
+    # The embed is the trace file's canonical text, escaped rather than parsed and re-encoded:
+    # accents, line separators, astral characters and markup must all come back as they were.
+    hostile = "café \u2028 \u2029 \U0001f600 " + XSS + " & <b>"
+    trace = clean_result().traces[0].model_copy(update={"final_answer": hostile})
+    result = SuiteResult(run_id="run-1", traces=(trace,), checks=(), metrics=())
+    for page in (render_html(result), write_reports(result, tmp_path)["report.html"].read_text()):
+        body = next(b for a, b in _parse(page).scripts if a.get("type") == "application/json")
+        assert body.isascii()
+        assert "<" not in body and ">" not in body and "&" not in body
+        assert "\u2028" not in body and "\U0001f600" not in body
+        embedded = json.loads(body)
+        assert Trace.model_validate(embedded[trace.scenario_id]) == trace
+        assert embedded[trace.scenario_id]["final_answer"] == hostile

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.reports._json_stream import Lazy, json_chunks
+from harness.reports._json_stream import Lazy, indented, json_chunks
 
 _LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 _VALUES = st.recursive(
@@ -50,3 +50,44 @@ def test_a_lazy_lists_items_nested_at_any_depth_are_written_as_json_dumps_writes
         lazy, plain = {f"k{n}": lazy, "z": [1]}, {f"k{n}": plain, "z": [1]}
     expected = json.dumps(plain, sort_keys=True, indent=2, ensure_ascii=False)
     assert "".join(json_chunks(lazy)) == expected
+
+
+class _Label(str):
+    """A str subclass: json writes it as a string; the fast path must not guess."""
+
+
+# Everything json.dumps accepts and writes its own way: tuples as lists, non-string keys
+# converted, NaN and infinities, subclasses of str and int, surrogates and control characters.
+_ODD_LEAVES = (
+    _LEAVES
+    | st.floats()
+    | st.text(alphabet=st.characters(codec=None, categories=None)).map(_Label)
+    | st.integers(-3, 3).map(lambda n: n == 0)
+    | st.just("\ud800 \x00 \x1f \u2028")
+)
+_ODD_KEYS = st.text() | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+_ODD_VALUES = st.recursive(
+    _ODD_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(st.text(), inner, max_size=4)
+        | st.dictionaries(_ODD_KEYS, inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@given(_ODD_VALUES, st.integers(0, 3))
+def test_an_item_is_written_exactly_as_json_dumps_writes_it_at_its_depth(
+    value: Any, level: int
+) -> None:
+    try:
+        expected = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+    except TypeError:  # keys json cannot sort (a str beside an int): refused either way
+        try:
+            indented(value, level)
+        except TypeError:
+            return
+        raise AssertionError("json refused this value; indented wrote it") from None
+    assert indented(value, level) == expected.replace("\n", "\n" + "  " * level)
