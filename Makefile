@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# An editable install compiles no bytecode (a wheel install does); where
+	@# PYTHONDONTWRITEBYTECODE is set, every run would compile ~120 modules again.
+	$(BIN)/python -m compileall -q harness governance stubs
 	@touch $(STAMP)
 
 demo: $(STAMP)
