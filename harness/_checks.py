@@ -77,9 +77,20 @@ def expand_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
     return _with_unique_ids(scenario.id, drafts)
 
 
+CASSETTE_PREFIX = "cassette:"  # a cassette replay's provider name (harness.providers._cassette)
+
+
+def model_answered(trace: Trace) -> bool:
+    """A model, not the scenario's script, gave the answers: a live run, or the cassette replay
+    of one (which went to no network, so its trace says `live: false`, yet holds a model's
+    answers and is scored like the run it recorded)."""
+    return trace.provider.live or trace.provider.name.startswith(CASSETTE_PREFIX)
+
+
 def replay_only_kinds(scenario: Scenario, trace: Trace) -> frozenset[str]:
-    """The check kinds a live trace skips: those of the expectations marked `replay_only`."""
-    if not trace.provider.live or not scenario.expect.replay_only:
+    """The check kinds a model's trace skips (live or a cassette replay of live): those of the
+    expectations marked `replay_only`, which hold only for the scripted model."""
+    if not scenario.expect.replay_only or not model_answered(trace):
         return frozenset()
     fields = set(scenario.expect.replay_only)
     return frozenset(kind.name for kind in CHECKS if _FIELD_OF.get(kind.name, kind.name) in fields)

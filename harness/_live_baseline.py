@@ -7,8 +7,8 @@ intervals, a replay run's are exact; gating one against the other is what made a
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,7 +19,8 @@ from harness._repeat_values import ScenarioRepeats
 
 LIVE_BASELINE_DIR = Path("baselines/live")
 LIVE_BASELINE_VERSION = 1
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+_MAX_NAME = 200  # bytes of a file name, well under the usual 255
 
 
 class _Model(BaseModel):
@@ -32,6 +33,25 @@ class LiveScenarioRecord(_Model):
     metrics: dict[str, tuple[int, int]] = Field(
         default_factory=dict, description="metric -> [passed, total] over all runs."
     )
+    checks: list[str] = Field(
+        default_factory=list,
+        description="Every check id the scenario produced: one missing from a later run is a "
+        "lost_check (a weakened expectation), not a pass.",
+    )
+    inputs_digest: str | None = Field(
+        default=None,
+        description="The scenario's inputs without the model: a scenario changed under the same "
+        "id is reported as changed inputs, to be re-recorded deliberately.",
+    )
+
+
+class LiveHistoryRecord(_Model):
+    reason: str = Field(min_length=1)
+    recorded_at: str
+    model: str
+    repeat: int = Field(ge=1)
+    allow_regression: bool = False
+    summary: str
 
 
 class LiveBaseline(_Model):
@@ -43,18 +63,43 @@ class LiveBaseline(_Model):
     reason: str = Field(min_length=1)
     recorded_at: str
     scenarios: dict[str, LiveScenarioRecord]
+    history: list[LiveHistoryRecord] = Field(
+        default_factory=list, description="Every recording, oldest first, with its reason."
+    )
 
     def as_repeats(self) -> tuple[ScenarioRepeats, ...]:
         return tuple(
-            ScenarioRepeats(sid, r.passes, r.runs, dict(r.metrics))
+            ScenarioRepeats(
+                sid,
+                r.passes,
+                r.runs,
+                dict(r.metrics),
+                checks=tuple(r.checks),
+                inputs_digest=r.inputs_digest,
+            )
             for sid, r in sorted(self.scenarios.items())
         )
 
 
 def live_baseline_path(model: str, directory: Path = LIVE_BASELINE_DIR) -> Path:
-    """`baselines/live/<model>.json`, the model id made a safe file name (`org/m:1` ->
-    `org_m_1`); never a path that leaves `directory`."""
-    name = _UNSAFE.sub("_", model).strip("._") or "model"
+    """`baselines/live/<name>.json`: the model id escaped to a file name, one to one.
+
+    Letters, digits, `-` and `.` stay; every other character (and a leading `.`) becomes `_`
+    and its UTF-8 bytes in hex (`org/m:1` -> `org_2fm_3a1`, `org_m:1` -> `org_5fm_3a1`), so two
+    model ids never share a file and the name never leaves `directory`. A name too long for a
+    file system keeps a prefix and a hash of the whole id. The file also stores the model id,
+    checked when it is used (a case-insensitive file system can still fold two ids together).
+    """
+    parts = []
+    for i, char in enumerate(model):
+        if char in _SAFE and not (i == 0 and char == "."):
+            parts.append(char)
+        else:
+            parts.append("".join(f"_{b:02x}" for b in char.encode("utf-8")))
+    name = "".join(parts) or "_"
+    if len(name) > _MAX_NAME:
+        whole = hashlib.sha256(model.encode("utf-8")).hexdigest()[:16]
+        name = f"{name[: _MAX_NAME - 18]}_~{whole}"
     return directory / f"{name}.json"
 
 
@@ -89,7 +134,9 @@ def build_live_baseline(
     repeat: int,
     reason: str,
     recorded_at: str,
+    history: Sequence[LiveHistoryRecord] = (),
 ) -> LiveBaseline:
+    """The baseline of `scenarios`; `history` is the previous file's plus this recording's."""
     return LiveBaseline(
         model=model,
         endpoint_host=endpoint_host,
@@ -97,9 +144,16 @@ def build_live_baseline(
         reason=reason,
         recorded_at=recorded_at,
         scenarios={
-            s.scenario_id: LiveScenarioRecord(runs=s.runs, passes=s.passes, metrics=dict(s.metrics))
+            s.scenario_id: LiveScenarioRecord(
+                runs=s.runs,
+                passes=s.passes,
+                metrics=dict(s.metrics),
+                checks=list(s.checks),
+                inputs_digest=s.inputs_digest,
+            )
             for s in scenarios
         },
+        history=list(history),
     )
 
 

@@ -44,6 +44,15 @@ class ScenarioRepeats:
     runs: int
     # metric -> (passed, total) over all runs: what a live baseline records per scenario
     metrics: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # the check ids EVERY run produced (sorted): what a live baseline records, and what a later
+    # run must still produce (lost_check). Not those of some runs only: a check that needs
+    # evidence (governance_refusal needs a decided call) comes and goes with the model's choices.
+    checks: tuple[str, ...] = ()
+    # the check ids SOME run produced: a later run is held to the baseline's `checks` against these
+    some_checks: tuple[str, ...] = ()
+    # the scenario's inputs with the model left out (`harness._suite.planned_inputs`); None
+    # when not known (a baseline recorded before inputs were kept)
+    inputs_digest: str | None = None
 
     @property
     def pass_at_k(self) -> bool:
@@ -75,8 +84,9 @@ class MetricRepeats:
 
 @dataclass(frozen=True, slots=True)
 class LiveRegression:
-    metric: str
+    metric: str  # the metric, or the scenario id for the kinds below other than "rate"
     detail: str
+    kind: str = "rate"  # rate | absent_metric | lost_scenario | lost_check | changed_inputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +97,10 @@ class LiveGateResult:
     compared: tuple[str, ...] = ()  # metrics compared
     not_in_run: tuple[str, ...] = ()  # baseline scenarios this run did not have
     not_in_baseline: tuple[str, ...] = ()  # scenarios this run had that the baseline lacks
+    # a focused run (--id/-k/--tag/--limit): what it selected; compared on those only
+    partial: str | None = None
+    # the baseline's model when it is not the run's (only with --allow-other-model)
+    other_model: str | None = None
 
     @property
     def regressed(self) -> bool:

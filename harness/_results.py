@@ -132,6 +132,11 @@ class SuiteResult:
         return bool(self.live_run and self.live_run.gate and self.live_run.gate.regressed)
 
     @property
+    def live_gated(self) -> bool:
+        """A live run compared with a live baseline: its gate, not its checks, sets the exit."""
+        return bool(self.live_run and self.live_run.gate)
+
+    @property
     def live(self) -> bool:
         if self.live_run is not None:
             return True

@@ -28,7 +28,12 @@ from harness._suite import (
     run_inputs,
     score,
 )
-from harness.cli._live_run import record_live, stub_fault_option, without_live_only
+from harness.cli._live_run import (
+    allow_other_model_option,
+    record_live,
+    stub_fault_option,
+    without_live_only,
+)
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS
 
 
@@ -109,6 +114,7 @@ def _whole_suite_only(ctx: click.Context, param: click.Parameter, value: object)
     help="With --live: where to record [default: baselines/live/<model>.json].",
 )
 @stub_fault_option
+@allow_other_model_option
 def record_command(
     scenario_paths: tuple[Path, ...],
     baseline_path: Path,
@@ -122,6 +128,7 @@ def record_command(
     repeat: int,
     live_baseline: Path | None,
     stub_fault: str | None,
+    allow_other_model: bool,
     **_refused: object,
 ) -> int:
     """Run the suite (replay) and record it as the new baseline.
@@ -138,16 +145,17 @@ def record_command(
             "e.g. --reason 'refund scenarios added'",
             param_hint="--reason",
         )
-    if live or provider is not None or live_baseline is not None or stub_fault is not None:
+    live_flags = (provider, live_baseline, stub_fault)
+    if live or allow_other_model or any(flag is not None for flag in live_flags):
         if not live or provider is None:
             raise click.UsageError(
                 "a live baseline is recorded with --live --provider openai|stub "
-                "(--repeat, --live-baseline and --stub-fault go with them)"
+                "(--repeat, --live-baseline, --stub-fault and --allow-other-model go with them)"
             )
         return record_live(
             scenario_paths, provider=provider, repeat=repeat, reason=reason,
             live_baseline=live_baseline, allow_regression=allow_regression,
-            stub_fault=stub_fault,
+            stub_fault=stub_fault, allow_other_model=allow_other_model,
         )  # fmt: skip
     scenarios = without_live_only(load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS]))
     previous = load_baseline(baseline_path) if baseline_path.is_file() else None

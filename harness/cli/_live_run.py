@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import click
 
 from harness._checks import replay_only_count
-from harness._live_baseline import live_baseline_path, load_live_baseline
+from harness._live_baseline import LiveBaseline, live_baseline_path, load_live_baseline
 from harness._live_gate import LiveSummary, live_gate, live_metrics
 from harness._metrics import compute_metrics
 from harness._repeat_stats import scenario_repeats
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from harness._select import Selection
 
 LIVE_SCENARIOS = Path("scenarios/live")
+# The provider in a live scenario's inputs digest: no model, so another model measures the same
+# scenario (the model is checked on its own: `refuse_other_model`).
+LIVE_INPUTS_PROVIDER = {"name": "live", "live": True}
+ALLOW_OTHER_MODEL = "--allow-other-model"
 STUB_MODEL = "proctor-stub-1"
 REPLAY_REPEAT = (
     "--repeat needs a live provider (--provider openai or --provider stub): a replay run is "
@@ -94,6 +98,15 @@ def stub_fault_option(func: Any) -> Any:
     )(func)
 
 
+def allow_other_model_option(func: Any) -> Any:
+    return click.option(
+        ALLOW_OTHER_MODEL,
+        is_flag=True,
+        help="Live runs: use a live baseline recorded for another model (refused by default, "
+        "exit 64); the report names both models.",
+    )(func)
+
+
 @contextmanager
 def live_settings(provider: str, stub_model: str = STUB_MODEL) -> Iterator[ProviderSettings | None]:
     """The live endpoint: the bundled stub (started here, stopped after), or PROCTOR_LLM_*;
@@ -150,7 +163,14 @@ def run_live(
         click.echo(
             f"run {n}/{repeat}: {len(checks) - failed}/{len(checks)} checks passed", err=True
         )
-    stats = scenario_repeats(runs)
+    # The scenarios' inputs without the model: a live baseline's "same scenario" test.
+    from harness._suite import planned_inputs
+
+    inputs = planned_inputs(scenarios, provider=LIVE_INPUTS_PROVIDER)
+    stats = tuple(
+        dataclasses.replace(s, inputs_digest=inputs[s.scenario_id].digest)
+        for s in scenario_repeats(runs)
+    )
     # Each run's checks under `<id>#rN`, so a failure in the top report names its run.
     pooled = tuple(
         dataclasses.replace(c, scenario_id=f"{c.scenario_id}#r{n}")
@@ -171,7 +191,30 @@ def run_live(
     return LiveRun(result, stats)
 
 
-def gate_live(run: LiveRun, baseline: Path | None, *, no_baseline: bool) -> SuiteResult:
+def refuse_other_model(
+    recorded: LiveBaseline, model: str, path: Path, *, allow_other_model: bool
+) -> str | None:
+    """The baseline's model when it is not `model` and that is allowed; a usage error (64)
+    naming both when it is not allowed; None when they match."""
+    if recorded.model == model:
+        return None
+    if not allow_other_model:
+        raise click.UsageError(
+            f"the live baseline {path} was recorded for model {recorded.model!r}, not this "
+            f"run's model {model!r}; one model's rates say nothing about another's. Use that "
+            f"model's baseline, or pass {ALLOW_OTHER_MODEL} to compare them deliberately"
+        )
+    return recorded.model
+
+
+def gate_live(
+    run: LiveRun,
+    baseline: Path | None,
+    *,
+    no_baseline: bool,
+    partial: str | None = None,
+    allow_other_model: bool = False,
+) -> SuiteResult:
     """The run's result with its live gate, or with the one reason it is not gated."""
     summary = run.result.live_run
     assert summary is not None
@@ -186,7 +229,11 @@ def gate_live(run: LiveRun, baseline: Path | None, *, no_baseline: bool) -> Suit
             "`proctor baseline record --live --provider ... --repeat K --reason ...`",
         )
     else:
-        gated = live_gate(run.scenarios, load_live_baseline(path), str(path))
+        recorded = load_live_baseline(path)
+        other = refuse_other_model(
+            recorded, summary.model, path, allow_other_model=allow_other_model
+        )
+        gated = live_gate(run.scenarios, recorded, str(path), partial=partial, other_model=other)
         summary = dataclasses.replace(summary, gate=gated)
     return dataclasses.replace(run.result, live_run=summary)
 
@@ -204,6 +251,7 @@ def live_command(
     stub_fault: str | None = None,
     record_dir: Path | None = None,
     record_missing: bool = False,
+    allow_other_model: bool = False,
 ) -> int:
     """`proctor run` with a live provider: run K times, gate against the live baseline, report."""
     from harness import _exit_codes as codes
@@ -219,6 +267,10 @@ def live_command(
     scenarios = load_checked_suite(
         list(scenario_paths) or [default_live_scenarios()], selection=selection
     )
+    # A baseline for another model is refused before anything runs (the stub's model is known
+    # now; an openai model is the one PROCTOR_LLM_MODEL names).
+    if not no_baseline:
+        _check_baseline_model(provider, model, live_baseline, allow_other_model)
     run_id = new_run_id()
     report_dir = report_dir or Path("reports") / run_id
     with live_settings(provider, model) as settings:
@@ -236,7 +288,14 @@ def live_command(
             record_dir=record_dir,
             record_missing=record_missing,
         )
-    result = gate_live(run, live_baseline, no_baseline=no_baseline)
+    selected = scenarios.selected
+    result = gate_live(
+        run,
+        live_baseline,
+        no_baseline=no_baseline,
+        partial=None if selected is None else selected.describe(),
+        allow_other_model=allow_other_model,
+    )
     write_reports(result, report_dir, key=report_key())
     click.echo(render_live_terminal(result, str(report_dir)), nl=False)
     if record_dir is not None:
@@ -245,6 +304,18 @@ def live_command(
         report_misses(result.checks)
         click.echo(f"cassette: {record_dir} (replay with --provider cassette:{record_dir})")
     return exit_code(result)
+
+
+def _check_baseline_model(
+    provider: str, model: str, live_baseline: Path | None, allow_other_model: bool
+) -> None:
+    settings = resolve_settings() if provider == "openai" else None
+    wanted = settings.model if settings is not None else model
+    path = live_baseline or live_baseline_path(wanted)
+    if path.is_file():
+        refuse_other_model(
+            load_live_baseline(path), wanted, path, allow_other_model=allow_other_model
+        )
 
 
 def without_live_only(scenarios: CheckedSuite) -> CheckedSuite:
@@ -276,14 +347,18 @@ def record_live(
     live_baseline: Path | None,
     allow_regression: bool,
     stub_fault: str | None,
+    allow_other_model: bool = False,
 ) -> int:
     """`proctor baseline record --live`: run the live suite K times and record its rates as
-    the model's live baseline. Refuses (exit 2) when the new rates fall below the previous
-    live baseline's intervals, unless --allow-regression; failing checks are recorded (a live
-    baseline is a measurement, not a pass)."""
+    the model's live baseline. Against the previous live baseline, a recording that drops a
+    scenario or a check id, or lowers a rate (even within its interval: a baseline is lowered
+    deliberately), is refused (exit 2) with the diff, unless --allow-regression; the file keeps
+    every recording's reason in its history. Failing checks are recorded (a live baseline is a
+    measurement, not a pass)."""
     from governance import SystemClock
     from harness import _exit_codes as codes
     from harness._live_baseline import build_live_baseline, write_live_baseline
+    from harness._live_record import live_baseline_diff, live_history, live_record_refusals
     from harness._suite import load_checked_suite, new_run_id
 
     if provider not in ("openai", "stub"):
@@ -292,6 +367,7 @@ def record_live(
     if provider == "openai" and resolve_settings() is None:
         click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
         return codes.SKIPPED
+    _check_baseline_model(provider, model, live_baseline, allow_other_model)
     scenarios = load_checked_suite(list(scenario_paths) or [default_live_scenarios()])
     with live_settings(provider, model) as settings:
         if settings is None:
@@ -301,17 +377,10 @@ def record_live(
     summary = run.result.live_run
     assert summary is not None
     path = live_baseline or live_baseline_path(summary.model)
-    if path.is_file():
-        previous = live_gate(run.scenarios, load_live_baseline(path), str(path))
-        if previous.regressed:
-            lines = [f"  {r.detail}" for r in previous.regressions]
-            if not allow_regression:
-                click.echo(f"refused: the new rates fall below {path}:", err=True)
-                click.echo("\n".join(lines), err=True)
-                click.echo("(re-run with --allow-regression to record them anyway)", err=True)
-                return codes.REGRESSED
-            click.echo("WARNING: recording LOWER live rates (--allow-regression):", err=True)
-            click.echo("\n".join(lines), err=True)
+    previous = load_live_baseline(path) if path.is_file() else None
+    if previous is not None:
+        refuse_other_model(previous, summary.model, path, allow_other_model=allow_other_model)
+    refusals = live_record_refusals(run.scenarios, previous, str(path))
     stamp = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
     new = build_live_baseline(
         run.scenarios,
@@ -320,11 +389,37 @@ def record_live(
         repeat=repeat,
         reason=reason,
         recorded_at=stamp,
+        history=live_history(
+            previous,
+            run.scenarios,
+            model=summary.model,
+            repeat=repeat,
+            reason=reason,
+            recorded_at=stamp,
+            allow_regression=allow_regression,
+            refusals=refusals,
+        ),
     )
+    diff = live_baseline_diff(previous, new)
+    if refusals:
+        lines = "\n".join(f"  {line}" for line in refusals)
+        if not allow_regression:
+            click.echo(f"refused: the new live baseline loses against {path}:", err=True)
+            click.echo(lines, err=True)
+            click.echo(diff, err=True)
+            click.echo(
+                "(re-run with --allow-regression to record it anyway; the reason is kept in "
+                "the file's history)",
+                err=True,
+            )
+            return codes.REGRESSED
+        click.echo("WARNING: recording a LOWER live baseline (--allow-regression):", err=True)
+        click.echo(lines, err=True)
     write_live_baseline(new, path)
     from harness.reports._live import counts
 
     click.echo(counts(summary))
+    click.echo(diff)
     click.echo(
         f"recorded {path} (model {summary.model}, K={repeat}, {len(run.scenarios)} scenarios)"
     )

@@ -24,6 +24,7 @@ from harness.cli._eval_common import (
     finish,
 )
 from harness.cli._live_run import (
+    allow_other_model_option,
     default_live_scenarios,
     live_command,
     refuse_pointless_repeat,
@@ -34,6 +35,9 @@ from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_opti
 from harness.reports._write import prepare_report_dir
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness._scenario_load import LoadedScenario
     from harness._select import Selection
 
 
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
     help="Live runs: gate against this live baseline [default: baselines/live/<model>.json].",
 )
 @stub_fault_option
+@allow_other_model_option
 def run_command(
     scenario_paths: tuple[Path, ...],
     selection: Selection,
@@ -103,6 +108,7 @@ def run_command(
     repeat: int,
     live_baseline: Path | None,
     stub_fault: str | None,
+    allow_other_model: bool,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
@@ -111,8 +117,12 @@ def run_command(
     invalid (nothing ran), 64 a usage error, 77 a live provider has no credential.
 
     A live provider (openai, stub) runs scenarios/live/ by default and is gated against the
-    model's live baseline, never the deterministic one; scenarios without a script (live-only)
-    are left out of a replay run.
+    model's live baseline, never the deterministic one. With a live baseline the live gate
+    decides: 0 it passed (failed repeats are the measurement, in the reports), 2 it failed (a
+    rate's interval fell below, or a baseline scenario, check or metric is missing, or inputs
+    changed); a baseline of another model is a usage error unless --allow-other-model. Without
+    one (NOT GATED) the checks decide: 0 or 1. Scenarios without a script (live-only) are left
+    out of a replay run.
 
     Cassettes: `--provider stub|openai --record cassettes/NAME/` keeps each scenario's provider
     exchanges; `--provider cassette:cassettes/NAME/` replays them with no network (the same
@@ -138,10 +148,12 @@ def run_command(
             scenario_paths, selection, provider=provider, repeat=repeat, jobs=jobs,
             live_baseline=live_baseline, no_baseline=no_baseline, report_dir=report_dir,
             stub_fault=stub_fault, record_dir=record_dir, record_missing=record_missing,
+            allow_other_model=allow_other_model,
         )  # fmt: skip
-    if live_baseline is not None or stub_fault is not None:
+    if live_baseline is not None or stub_fault is not None or allow_other_model:
         raise click.UsageError(
-            "--live-baseline and --stub-fault are for live providers (--provider openai|stub)"
+            "--live-baseline, --stub-fault and --allow-other-model are for live providers "
+            "(--provider openai|stub)"
         )
     replayed = cassette_of(provider)
     if replayed is None:
@@ -191,7 +203,21 @@ def run_command(
     )
     if replayed is not None:
         report_misses(result.checks)
+        _say_replay_only_skipped(scenarios)
     return finish(result, report_dir, fail_on_drift=fail_on_drift)
+
+
+def _say_replay_only_skipped(scenarios: Sequence[LoadedScenario]) -> None:
+    """A cassette replay scores like the live run it recorded: it skips replay-only
+    expectations (harness._checks.model_answered) and says how many, as a live run does."""
+    from harness._checks import replay_only_count
+
+    skipped = sum(replay_only_count(s.scenario) for s in scenarios)
+    if skipped:
+        click.echo(
+            f"{skipped} replay-only expectation(s) skipped (a cassette replays a live model's "
+            "answers; they hold only for the scripted model)"
+        )
 
 
 def _progress(done: int, total: int, trace: Finished) -> None:

@@ -53,6 +53,15 @@ def read_run(report_dir: Path) -> RunFiles:
         raise click.BadParameter(f"{report} is missing: not a report directory", param_hint="RUN")
     raw, document = _read_json(report, "report")
     data = document.data
+    live = data.get("live_run") if isinstance(data, dict) else None
+    if isinstance(live, dict):  # its traces are in its runs' directories, not at the top
+        runs = [str(r) for r in live.get("runs", [])] or ["r1"]
+        raise click.BadParameter(
+            f"{report_dir} is a live run with {len(runs)} repeat(s): its traces are in "
+            f"{report_dir / runs[0]}/ .. {report_dir / runs[-1]}/; point at one of those "
+            "(each is a complete run)",
+            param_hint="RUN",
+        )
     try:
         entries = [dict(entry) for entry in data.get("scenarios", [])]
         files = [str(entry["trace"]) for entry in entries]

@@ -46,6 +46,8 @@ def exit_code(result: SuiteResult) -> int:
         return _exit_codes.REGRESSED
     if result.live_regressed:
         return _exit_codes.REGRESSED
+    if result.live_gated:  # the live gate decides: failed repeats are the measurement
+        return _exit_codes.OK
     if result.failed_checks:
         return _exit_codes.CHECK_FAILED
     return _exit_codes.OK
@@ -56,7 +58,12 @@ def exit_meaning(result: SuiteResult) -> str:
     code = exit_code(result)
     gate = result.gate
     if result.live_regressed and (gate is None or not gate.fails(fail_on_drift=False)):
-        return "a live metric's rate fell below its live baseline's interval"
+        return "the live gate failed against the live baseline"
+    if code == _exit_codes.OK and result.live_gated and result.failed_checks:
+        return (
+            "the live gate passed; the failed repeats are the measurement, in the reports "
+            f"({len(result.failed_checks)} failed check(s) over all runs)"
+        )
     if code != _exit_codes.REGRESSED or gate is None:
         return EXIT_MEANINGS[code]
     causes: list[str] = []

@@ -25,7 +25,8 @@ Shape (version 1; keys sorted, two-space indent, UTF-8; rates are fractions in [
     live_run         null for replay; for a live run {model, endpoint_host, repeat, statement,
                        skipped_replay_only_per_run, runs: ["r1", ...], scenarios: [{id, passes,
                        runs, pass_at_k, pass_hat_k}], metrics: [{name, passed, total, rate,
-                       wilson_95: [low, high] | null}], gate: {...} | null, not_gated_because}
+                       wilson_95: [low, high] | null}], gate: {..., regressions: [{kind, metric,
+                       detail}], partial, other_model} | null, not_gated_because}
     scenarios        [{id, file, ran, status, termination, digest, trace, tags, turns,
                        checks_passed, checks_failed, tool_calls: {outcome: count}}]
                      `trace` is the path of the trace file relative to the report directory.

@@ -37,18 +37,26 @@ def gate_line(summary: LiveSummary) -> str:
     if gate is None:
         return f"NOT GATED: {summary.not_gated_because}"
     verdict = (
-        f"{len(gate.regressions)} metric(s) fell below the baseline's interval"
+        f"FAILED: {len(gate.regressions)} regression(s)"
         if gate.regressed
-        else "no metric fell below the baseline's interval"
+        else "passed: no metric fell below the baseline's interval, nothing it had is missing"
     )
+    missing = ""
+    if gate.not_in_run:
+        missing = f"; {len(gate.not_in_run)} baseline scenario(s) not in this run" + (
+            " (left out by the selection, not gated)" if gate.partial else ""
+        )
     return (
         f"live gate vs {gate.baseline_path} (K={gate.baseline_repeat}): {verdict}"
+        + missing
+        + (f"; {len(gate.not_in_baseline)} new, not gated" if gate.not_in_baseline else "")
+        + (f"; {gate.partial}" if gate.partial else "")
         + (
-            f"; {len(gate.not_in_run)} baseline scenario(s) not in this run"
-            if gate.not_in_run
+            f"; the baseline was recorded for model {gate.other_model}, not {summary.model} "
+            "(--allow-other-model)"
+            if gate.other_model
             else ""
         )
-        + (f"; {len(gate.not_in_baseline)} new, not gated" if gate.not_in_baseline else "")
     )
 
 
@@ -136,7 +144,11 @@ def live_json(summary: LiveSummary) -> dict[str, Any]:
             "baseline": gate.baseline_path,
             "baseline_repeat": gate.baseline_repeat,
             "regressed": gate.regressed,
-            "regressions": [{"metric": r.metric, "detail": r.detail} for r in gate.regressions],
+            "regressions": [
+                {"kind": r.kind, "metric": r.metric, "detail": r.detail} for r in gate.regressions
+            ],
+            "partial": gate.partial,
+            "other_model": gate.other_model,
             "compared": list(gate.compared),
             "not_in_run": list(gate.not_in_run),
             "not_in_baseline": list(gate.not_in_baseline),

@@ -84,3 +84,14 @@ def test_metrics_pool_every_run_of_every_scenario_and_drop_absent_ones() -> None
     assert [(m.name, m.passed, m.total) for m in pooled] == [("tool_execution", 3, 4)]
     only_a = pooled_metrics(scenario_repeats(runs), only=["a"])
     assert [(m.passed, m.total) for m in only_a] == [(2, 2)]
+
+
+def test_a_scenario_records_the_check_ids_of_every_run_apart_from_those_of_some_runs() -> None:
+    def check(cid: str, kind: str) -> CheckResult:
+        return CheckResult("s", cid, kind, True, "")
+
+    always = check("must_not_execute:fs.delete", "must_not_execute")
+    sometimes = check("governance_refusal:fs.delete", "governance_refusal")
+    (stats,) = scenario_repeats([[always, sometimes], [always], [always, sometimes]])
+    assert stats.checks == ("must_not_execute:fs.delete",)
+    assert stats.some_checks == ("governance_refusal:fs.delete", "must_not_execute:fs.delete")
