@@ -108,7 +108,7 @@ def parse_expression(text: str) -> Node:
             break
         if len(tokens) == _MAX_TOKENS:
             raise SelectionError(
-                f"-k: the expression has more than {_MAX_TOKENS} words, operators and "
+                f"-k {_shown(text)}: more than {_MAX_TOKENS} words, operators and "
                 "parentheses (the limit); select by --tag, an --id glob or a shorter -k"
             )
         kind = "paren" if found.group("paren") else "word"
