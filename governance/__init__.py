@@ -8,6 +8,7 @@ from governance.core._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from governance._approval_flow import EditRefused
+    from governance._call_decision import decide_call
     from governance._firewall import (
         Firewall,
         LifecycleEvent,
@@ -208,6 +209,7 @@ _EXPORTS = {
     "RegistryError": "governance.core._errors",
     "ToolInputError": "governance.core._errors",
     "EditRefused": "governance._approval_flow",
+    "decide_call": "governance._call_decision",
     "Firewall": "governance._firewall",
     "LifecycleEvent": "governance._firewall",
     "StaticPolicy": "governance._firewall",
@@ -321,6 +323,7 @@ __all__ = [
     "Policy",
     "PolicyFile",
     "StaticPolicy",
+    "decide_call",
     "ToolExecutionError",
     "evaluate",
     "explain",

@@ -18,6 +18,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from governance._approval_flow import ApprovalFlow
+from governance._call_decision import (
+    policy_decision,
+    prepared_arguments,
+    quarantined,
+    unsafe_argument,
+)
 from governance._call_results import (
     Attempt,
     AuditFailed,
@@ -40,7 +46,6 @@ from governance.arguments._snapshot import (
 from governance.core._canonical import digest
 from governance.core._contracts import (
     Decision,
-    PolicyContext,
     RunUsage,
     ToolCall,
     ToolDescriptor,
@@ -48,7 +53,6 @@ from governance.core._contracts import (
 )
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
-from governance.policy._eval import evaluate, explained_decision
 from governance.screening._injection import Screener, output_findings
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
@@ -218,8 +222,24 @@ class Firewall:
         return self._registry.descriptors()
 
     def decide(self, call: ToolCall, usage: RunUsage | None = None) -> Decision:
-        """The policy decision for `call`, without recording or executing anything."""
-        return self._decide(call, usage)[0]
+        """The decision `call` would get from `call()`, without recording or executing anything:
+        its arguments are prepared exactly as `call()` prepares them (snapshot, the schema's
+        defaults, canonical paths: the tool's cached plan), and arguments with no safe reading
+        get the block `call()` records. The schema is not checked here: `call()` rejects a call
+        that fails it before any decision, and budgets are not consulted."""
+        descriptor = self._registry.get(call.tool)
+        try:
+            prepared = self._prepared(descriptor, snapshot_arguments(call.arguments))
+        except ArgumentRefused as exc:
+            return self._unsafe_argument(exc)
+        return self._decide(call.with_arguments(prepared.arguments), usage)[0]
+
+    def _prepared(
+        self, descriptor: ToolDescriptor | None, snapshot: dict[str, Any]
+    ) -> PreparedArguments:
+        """The one form of a snapshot that is judged and executed (ArgumentRefused)."""
+        plan = self._argument_plan(descriptor) if descriptor is not None else None
+        return prepared_arguments(descriptor, snapshot, plan)
 
     def _decide(self, call: ToolCall, usage: RunUsage | None) -> tuple[Decision, Policy | None]:
         """The decision and the policy snapshot it was made under (budgets come from the same
@@ -227,15 +247,7 @@ class Firewall:
         descriptor = self._registry.get(call.tool)
         registry_digest = self._registry.digest
         if descriptor is not None and descriptor.quarantine:
-            # e.g. an MCP tool whose definition changed since it was pinned: no rule can allow it.
-            return Decision(
-                effect="block",
-                rule_ids=(),
-                reason=descriptor.quarantine,
-                policy_digest="",
-                registry_digest=registry_digest,
-                message=f"{call.tool} is quarantined ({descriptor.quarantine}); nothing executed",
-            ), None
+            return quarantined(call, descriptor, registry_digest), None
         try:
             policy = self._policy.current()
         except Exception as exc:  # PolicyError, or anything a broken file provokes: fail closed
@@ -247,32 +259,14 @@ class Firewall:
                 registry_digest=registry_digest,
                 message=f"the policy cannot be loaded, so every call is blocked: {exc}",
             ), None
-        context = PolicyContext.for_call(
-            call, descriptor, registry_digest=registry_digest, usage=usage
+        decision = policy_decision(
+            call,
+            descriptor,
+            policy,
+            registry_digest=registry_digest,
+            usage=usage,
+            evidence=self._evidence,
         )
-        try:
-            decision = (
-                explained_decision(context, policy) if self._evidence else evaluate(context, policy)
-            )
-        except Exception as exc:  # fail closed: a broken evaluator never allows
-            return Decision(
-                effect="block",
-                rule_ids=(),
-                reason="evaluator_error",
-                policy_digest=policy.digest,
-                registry_digest=registry_digest,
-                message=f"policy evaluation failed ({type(exc).__name__}), so the call is blocked",
-            ), policy
-        if decision.effect == "allow" and descriptor is None:
-            # Defence in depth: an unregistered name can never be allowed, whatever the policy.
-            return Decision(
-                effect="block",
-                rule_ids=decision.rule_ids,
-                reason="unknown_tool",
-                policy_digest=decision.policy_digest,
-                registry_digest=registry_digest,
-                message=f"{call.tool!r} is not a registered tool",
-            ), policy
         return decision, policy
 
     def call(self, call: ToolCall, *, usage: RunUsage | None = None) -> ToolResult:
@@ -311,10 +305,7 @@ class Firewall:
         # From here on only the snapshot exists: the caller's mapping is never read again.
         call = call.with_arguments(snapshot)
         try:
-            if descriptor is None:
-                prepared = PreparedArguments(snapshot)
-            else:
-                prepared = self._argument_plan(descriptor).prepare(snapshot)
+            prepared = self._prepared(descriptor, snapshot)
         except ArgumentRefused as exc:  # a declared path with no single safe reading
             self._record(call, "tool.requested", self._requested(call, usage))
             decision = self._unsafe_argument(exc)
@@ -369,14 +360,7 @@ class Firewall:
             policy_digest = self._policy.current().digest
         except Exception:
             policy_digest = ""
-        return Decision(
-            effect="block",
-            rule_ids=(),
-            reason=exc.reason,
-            policy_digest=policy_digest,
-            registry_digest=self._registry.digest,
-            message=f"{exc}; nothing was executed",
-        )
+        return unsafe_argument(exc, policy_digest, self._registry.digest)
 
     def _requested(
         self,

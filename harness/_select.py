@@ -1,7 +1,9 @@
 """Focused runs: which scenarios of a suite `--id`, `-k`, `--tag` and `--limit` select.
 
 Pure and stdlib-only (it loads with `proctor check`). `-k` is a tiny expression language over a
-scenario's id and tags, parsed here by recursive descent (never `eval`):
+scenario's id and tags, parsed here by recursive descent (never `eval`) into n-ary `and`/`or`
+nodes, so only parentheses and `not`s nest (at most _MAX_DEPTH) and a flat chain of any length
+up to _MAX_TOKENS is evaluated without deep recursion:
 
     expr := term ("or" term)*     term := factor ("and" factor)*
     factor := "not" factor | "(" expr ")" | WORD
@@ -31,6 +33,7 @@ _KEYWORDS = frozenset({"and", "or", "not"})
 _TOKEN = re.compile(r"\s*(?:(?P<paren>[()])|(?P<word>[^\s()]+))")
 _GLOB = re.compile(r"[*?\[]")
 _MAX_DEPTH = 100  # nesting of parentheses and `not`s: deeper is refused, never a RecursionError
+_MAX_TOKENS = 20_000  # words, operators and parentheses of one -k: more is refused (exit 64)
 _CLOSE = 5
 
 
@@ -59,31 +62,40 @@ class Not:
 
 
 @dataclass(frozen=True, slots=True)
-class BinOp:
+class Chain:
+    """`a and b and c` (or `or`): one n-ary node, so a long flat chain nests nothing."""
+
     op: str  # "and" | "or"
-    left: Node
-    right: Node
+    operands: tuple[Node, ...]
 
 
-Node = Word | Not | BinOp
+Node = Word | Not | Chain
 
 
 def evaluate(node: Node, scenario_id: str, tags: Sequence[str]) -> bool:
+    # Recursion follows parentheses and `not`s only, which the parser caps at _MAX_DEPTH.
     if isinstance(node, Word):
         return node.matches(scenario_id, tags)
     if isinstance(node, Not):
         return not evaluate(node.operand, scenario_id, tags)
     if node.op == "and":
-        return evaluate(node.left, scenario_id, tags) and evaluate(node.right, scenario_id, tags)
-    return evaluate(node.left, scenario_id, tags) or evaluate(node.right, scenario_id, tags)
+        return all(evaluate(operand, scenario_id, tags) for operand in node.operands)
+    return any(evaluate(operand, scenario_id, tags) for operand in node.operands)
 
 
 def words_of(node: Node) -> list[Word]:
-    if isinstance(node, Word):
-        return [node]
-    if isinstance(node, Not):
-        return words_of(node.operand)
-    return words_of(node.left) + words_of(node.right)
+    """Every word of the tree, left to right (iterative: no depth limit applies here)."""
+    words: list[Word] = []
+    pending: list[Node] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Word):
+            words.append(current)
+        elif isinstance(current, Not):
+            pending.append(current.operand)
+        else:
+            pending.extend(reversed(current.operands))
+    return words
 
 
 def parse_expression(text: str) -> Node:
@@ -94,6 +106,11 @@ def parse_expression(text: str) -> Node:
         found = _TOKEN.match(text, position)
         if found is None:  # only trailing whitespace is left
             break
+        if len(tokens) == _MAX_TOKENS:
+            raise SelectionError(
+                f"-k {_shown(text)}: more than {_MAX_TOKENS} words, operators and "
+                "parentheses (the limit); select by --tag, an --id glob or a shorter -k"
+            )
         kind = "paren" if found.group("paren") else "word"
         tokens.append((found.group(kind), found.start(kind) + 1))
         position = found.end()
@@ -111,7 +128,7 @@ class _Parser:
 
     def fail(self, column: int, problem: str) -> None:
         raise SelectionError(
-            f"-k {self.text!r}: column {column}: {problem} "
+            f"-k {_shown(self.text)}: column {column}: {problem} "
             "(e.g. -k 'kb and not injection', -k '(refunds or approvals) and not slow')"
         )
 
@@ -122,18 +139,18 @@ class _Parser:
         return self.tokens[self.at][1] if self.at < len(self.tokens) else len(self.text) + 1
 
     def expression(self, depth: int) -> Node:
-        node = self.term(depth)
+        operands = [self.term(depth)]
         while self.peek() == "or":
             self.at += 1
-            node = BinOp("or", node, self.term(depth))
-        return node
+            operands.append(self.term(depth))
+        return operands[0] if len(operands) == 1 else Chain("or", tuple(operands))
 
     def term(self, depth: int) -> Node:
-        node = self.factor(depth)
+        operands = [self.factor(depth)]
         while self.peek() == "and":
             self.at += 1
-            node = BinOp("and", node, self.factor(depth))
-        return node
+            operands.append(self.factor(depth))
+        return operands[0] if len(operands) == 1 else Chain("and", tuple(operands))
 
     def factor(self, depth: int) -> Node:
         if depth > _MAX_DEPTH:
@@ -240,7 +257,8 @@ class Picker:
         self._seen = 0
         self._matched_patterns: set[str] = set()
         self._matched_words: set[str] = set()
-        self._words = words_of(selection.tree) if selection.tree is not None else []
+        words = words_of(selection.tree) if selection.tree is not None else []
+        self._words = list({word.text: word for word in words}.values())  # each text once
 
     def wants(self, scenario_id: str, tags: Sequence[str]) -> bool:
         if scenario_id in self._picked:
@@ -310,6 +328,11 @@ class Picker:
                 + "\n  ".join(problems)
             )
         return Selected(self.selection.flags(), tuple(self._picked), self._seen)
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """`text` quoted, cut short when long (a -k of thousands of words is not echoed whole)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def _close(text: str, candidates: Sequence[str], *, noun: str = "ids") -> str:

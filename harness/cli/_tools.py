@@ -3,9 +3,12 @@
 Read-only: nothing is executed. The built-in tools come from their registry (bound to an empty
 scratch workspace); MCP servers' tools from `--mcp-config`, read from its lock when the lock
 stands for the servers, else by starting, listing and stopping them (as `proctor check` does).
-What the policy says is the compiled policy's own answer: the decision `explain` gives a call
-with no arguments, and the rules its index files under the tool's name (exact name, namespace
-or glob), each with its conditions.
+What the policy says is the firewall's own answer (`governance.decide_call`, built from the
+steps the firewall decides every call with: arguments prepared as a real call's are — schema
+defaults, canonical paths — then quarantine, unknown tools, the policy) for a sample call: no
+arguments but the required ones without a default, each a fixed placeholder
+(`sample_arguments`); and the rules the policy's index files under the tool's name (exact name,
+namespace or glob), each with its conditions.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
-from governance.policy import Policy, explain, load_policy
+from governance import Principal, ToolCall, ToolDescriptor, decide_call
+from governance.policy import Policy, load_policy
 from harness.cli._options import shipped_policy_path
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -49,8 +52,10 @@ def tools_group() -> None:
 def list_command(policy_path: Path | None, mcp_config: Path | None, as_json: bool) -> None:
     """List every tool with its arguments, action type, risk and what the policy says.
 
-    `decision` is the policy's effect for a call with no arguments (conditions on arguments
-    then do not hold); `rules` are the enabled rules whose name selectors (tool name,
+    `decision` is what the firewall decides for a sample call: no arguments but the required
+    ones without a default, each a fixed placeholder (shown; "sample", 1, ...), after the
+    firewall fills the schema's defaults (`fs.list` means `path: "."`). Placeholders are not
+    checked against the schema. `rules` are the enabled rules whose name selectors (tool name,
     namespace, glob) select the tool, each with its effect, its other selectors and its
     conditions. Executes nothing.
     """
@@ -69,12 +74,13 @@ def list_command(policy_path: Path | None, mcp_config: Path | None, as_json: boo
             _arguments_cell(row["arguments"]),
             row["action_type"],
             row["risk"],
-            f"{row['decision']} ({row['reason']})",
+            f"{row['decision']} ({row['reason']})"
+            + (f"\n{_sample_cell(row['sample_arguments'])}" if row["sample_arguments"] else ""),
             "\n".join(_rule_cell(rule) for rule in row["rules"]) or "-",
         ]
         for row in rows
     ]
-    headers = ["tool", "arguments (* required)", "action", "risk", "no-argument call", "rules"]
+    headers = ["tool", "arguments (* required)", "action", "risk", "sample call", "rules"]
     click.echo(tabulate(table, headers=headers, tablefmt="simple"))
     shown = policy_path or "the shipped policy"
     click.echo(f"\n{len(rows)} tools · policy {shown} ({policy.digest})")
@@ -82,17 +88,15 @@ def list_command(policy_path: Path | None, mcp_config: Path | None, as_json: boo
 
 def tool_facts(descriptor: ToolDescriptor, policy: Policy, registry_digest: str) -> dict[str, Any]:
     """One tool as `tools list` shows it (the JSON form)."""
+    sample = sample_arguments(descriptor.input_schema)
     call = ToolCall(
         call_id="c1",
         tool=descriptor.name,
-        arguments={},
+        arguments=sample,
         run_id="tools-list",
         principal=Principal(actor="cli", agent="cli", team="cli"),
     )
-    context = PolicyContext.for_call(
-        call, descriptor, registry_digest=registry_digest, usage=RunUsage()
-    )
-    decision = explain(context, policy).decision
+    decision = decide_call(call, descriptor, policy, registry_digest=registry_digest)
     return {
         "name": descriptor.name,
         "source": descriptor.source,
@@ -104,6 +108,7 @@ def tool_facts(descriptor: ToolDescriptor, policy: Policy, registry_digest: str)
         "decision": decision.effect,
         "reason": decision.reason,
         "decided_by": list(decision.rule_ids),
+        "sample_arguments": sample,
         "rules": [
             {
                 "id": candidate.rule.id,
@@ -115,6 +120,56 @@ def tool_facts(descriptor: ToolDescriptor, policy: Policy, registry_digest: str)
             for candidate in policy.index.candidates(descriptor.name)
         ],
     }
+
+
+# A required argument's placeholder by JSON type when its schema offers no example, const or enum.
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "sample",
+    "integer": 1,
+    "number": 1,
+    "boolean": False,
+    "array": [],
+    "object": {},
+    "null": None,
+}
+
+
+def sample_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of the call `tools list` decides: each required argument without a
+    default, filled by its first example, its const, its first enum value or a placeholder of
+    its type; nothing else (the firewall fills defaults itself)."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(properties, Mapping) or not isinstance(required, list):
+        return {}
+    sample: dict[str, Any] = {}
+    for name in required:
+        spec = properties.get(name) if isinstance(name, str) else None
+        if isinstance(spec, Mapping) and "default" in spec:
+            continue
+        sample[name] = _placeholder(spec)
+    return sample
+
+
+def _placeholder(spec: object) -> Any:
+    if not isinstance(spec, Mapping):
+        return "sample"
+    examples = spec.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
+    if "const" in spec:
+        return spec["const"]
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    return _PLACEHOLDERS.get(kind, "sample") if isinstance(kind, str) else "sample"
+
+
+def _sample_cell(sample: Mapping[str, Any]) -> str:
+    return "for " + json.dumps(sample, sort_keys=True)
 
 
 def _arguments(schema: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -82,6 +82,10 @@ def exit_meaning(result: SuiteResult) -> str:
     return "; ".join(causes)
 
 
+# What every report says once on a partial run (coverage needs the whole suite).
+PARTIAL_COVERAGE = "policy coverage is not gated on a partial run; run the whole suite for it"
+
+
 def notice(result: SuiteResult) -> str | None:
     """The deterministic-run notice, verbatim, for any run not driven by a live provider."""
     return None if result.live else DETERMINISTIC_NOTICE

@@ -29,6 +29,7 @@ from harness._spans import (
 from harness._trace import Trace
 from harness.reports._common import (
     METRIC_HEADERS,
+    PARTIAL_COVERAGE,
     ScenarioSummary,
     canonical_trace_lookup,
     exit_code,
@@ -192,6 +193,7 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
     text = notice(result)
     if text is not None:
         parts.append(f'<p class="notice" id="notice">{e(text)}</p>')
+    parts += _partial(result)
     parts.append("</header>")
     if result.live_run is not None:
         parts += live_html(result.live_run)
@@ -218,6 +220,18 @@ def html_chunks(result: SuiteResult) -> Iterator[str]:
         first = False
     yield "}\n</script>\n"
     yield f"<script>{_JS}</script>\n</body></html>\n"
+
+
+# -- a partial run (--id, -k, --tag, --limit) ---------------------------------------------------
+def _partial(result: SuiteResult) -> list[str]:
+    """A focused run says so: its selectors and how many of the suite's scenarios it ran."""
+    chosen = result.selected
+    if chosen is None:
+        return []
+    return [f'<p class="notice" id="partial">{e(chosen.describe())} ({e(PARTIAL_COVERAGE)})</p>']
+
+
+# -- end of a partial run -------------------------------------------------------------------------
 
 
 def _metrics(result: SuiteResult) -> list[str]:

@@ -62,6 +62,7 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
         ("notice", notice(result) or ""),
         ("exit_code", str(exit_code(result))),
         *(live_junit_properties(live) if live is not None else ()),
+        *_partial_properties(result),
     ):
         ET.SubElement(props, "property", name=name, value=xml_text(value))
     yield _child(props)
@@ -102,6 +103,22 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
     for case in extra:
         yield _child(case)
     yield "\n</testsuite>\n"
+
+
+# -- a partial run (--id, -k, --tag, --limit) ---------------------------------------------------
+def _partial_properties(result: SuiteResult) -> tuple[tuple[str, str], ...]:
+    """A focused run says so: its selectors and how many of the suite's scenarios it ran."""
+    chosen = result.selected
+    if chosen is None:
+        return ()
+    return (
+        ("partial_run", chosen.describe()),
+        ("selectors", " ".join(chosen.flags)),
+        ("selected", f"{len(chosen.ids)} of {chosen.total} scenarios"),
+    )
+
+
+# -- end of a partial run -------------------------------------------------------------------------
 
 
 def _child(element: ET.Element) -> str:

@@ -16,6 +16,7 @@ from tabulate import tabulate
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
+    PARTIAL_COVERAGE,
     clean_block,
     exit_code,
     exit_meaning,
@@ -57,6 +58,7 @@ def render_markdown(result: SuiteResult) -> str:
     text = notice(result)
     if text is not None:
         head += ["", f"> ⚠️ **{text}**"]
+    head += _partial_lines(result)
 
     if result.live_run is not None:
         head += live_markdown(result.live_run, md_text)
@@ -120,6 +122,18 @@ def render_markdown(result: SuiteResult) -> str:
     total = len(scenarios(result))
     closing = f"{total - len(failing)}/{total} scenario(s) passed all checks."
     return doc.text() + "\n\n" + closing + "\n"
+
+
+# -- a partial run (--id, -k, --tag, --limit) ---------------------------------------------------
+def _partial_lines(result: SuiteResult) -> list[str]:
+    """A focused run says so: its selectors and how many of the suite's scenarios it ran."""
+    chosen = result.selected
+    if chosen is None:
+        return []
+    return ["", f"> ℹ️ **{md_text(chosen.describe())}** ({md_text(PARTIAL_COVERAGE)})"]
+
+
+# -- end of a partial run -------------------------------------------------------------------------
 
 
 def _code_span(text: str) -> str:

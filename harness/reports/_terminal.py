@@ -12,6 +12,7 @@ from harness._coverage import render_coverage
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
+    PARTIAL_COVERAGE,
     clean_block,
     counts_line,
     metric_rows,
@@ -28,7 +29,7 @@ def render_terminal(result: SuiteResult) -> str:
     """Headline (provider, determinism), metric table, failures, regressions, drift, counts."""
     lines = [_headline(result), ""]
     if result.selected is not None:  # a focused run says so before anything else
-        lines[1:1] = [one_line(result.selected.describe()), _PARTIAL_COVERAGE]
+        lines[1:1] = [one_line(result.selected.describe()), f"({PARTIAL_COVERAGE})"]
     rows = [[one_line(cell) for cell in row.cells()] for row in metric_rows(result)]
     if rows:
         lines.append(
@@ -74,13 +75,10 @@ def render_terminal(result: SuiteResult) -> str:
         lines += ["", f"New scenarios, not in the baseline ({len(gate.new_scenarios)}):"]
         lines += [f"  + {one_line(s)}" for s in gate.new_scenarios]
 
-    if result.coverage:
+    if result.coverage and result.selected is None:  # partial: said once above, rules not listed
         lines += ["", *(one_line(line) for line in render_coverage(result.coverage))]
     lines += ["", counts_line(result)]
     return "\n".join(lines) + "\n"
-
-
-_PARTIAL_COVERAGE = "(policy coverage is not gated on a partial run; run the whole suite for it)"
 
 
 def _headline(result: SuiteResult) -> str:

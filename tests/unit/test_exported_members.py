@@ -23,7 +23,7 @@ GOVERNANCE_API = """
     neutralise_description open_mcp_sources parse_policy policy_json_schema redact write_pins
     ApprovalBackend AuditBackend BudgetBackend Durability StoreSpec StoreUrlError parse_store_url
     DEFAULT_STATE_DIR McpServerError describe_tools is_loopback serve_http serve_stdio
-    StartedServer bind_socket serving_in_thread
+    StartedServer bind_socket serving_in_thread decide_call
 """.split()
 
 # Each governance folder's public names: what code outside governance may import from it.
