@@ -219,6 +219,10 @@ def live_command(
     scenarios = load_checked_suite(
         list(scenario_paths) or [default_live_scenarios()], selection=selection
     )
+    if record_dir is not None and record_missing:  # every file it will fill reads, or exit 3
+        from harness.cli._cassette_options import check_cassette_files
+
+        check_cassette_files(record_dir, scenarios.ids(), filling=True)
     run_id = new_run_id()
     report_dir = report_dir or Path("reports") / run_id
     with live_settings(provider, model) as settings:
