@@ -216,7 +216,7 @@ def _run_scenario(
         cache.http_pages.clear()
         if (mcp_config := resolve_mcp_config(loaded)) is not None:
             cache.release_mcp_sources(mcp_config)  # MCP: a session that is not pristine goes
-    return Trace(
+    trace = Trace(
         run_id=run_id,
         scenario_id=scenario.id,
         scenario_file=loaded.display_path,
@@ -252,6 +252,21 @@ def _run_scenario(
             checkpoint=checkpoint,
         ),
     )
+    return _without_own_key(trace, provider)
+
+
+def _without_own_key(trace: Trace, provider: ProviderChoice) -> Trace:
+    """A live run's trace with the run's own API key cut out wherever a reply, a tool result or
+    the answer quoted it: the trace feeds every report, so this one cut keeps them all clean
+    (the redactor cannot know a key with no recognisable shape). Replays never pay for it."""
+    settings = provider.settings
+    if settings is None or provider.kind != "openai":
+        return trace
+    from harness.providers._credential import cut_key, cuttable_keys
+
+    data = trace.model_dump(mode="json")
+    cut = cut_key(data, cuttable_keys(settings.api_key))
+    return trace if cut == data else Trace.model_validate(cut)
 
 
 def identity_record(identity: ProviderIdentity) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from governance.tools import SEED_FILES, file_tree, outbox_rows, refund_drafts, 
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState, RunStatus, honest_statement
 from harness._spans import LoopSpan, ModelTurnSpan, ToolCallSpan
+from harness.providers._endpoint import endpoint_origin
 from harness.providers._openai import OpenAIProvider
 from harness.providers._schema import ToolNameCodec
 from harness.providers._settings import ProviderSettings
@@ -137,7 +138,7 @@ class SmokeReport:
 
     provider: str
     model: str
-    base_url: str
+    base_url: str  # the endpoint's origin only (a path or query may hold a token)
     state_dir: Path
     checks: tuple[SmokeCheck, ...]
 
@@ -241,11 +242,12 @@ def run_smoke(
         result, reached = _run_scenario(settings, scenario, state_dir / scenario.name, sleep, clock)
         checks.extend(result)
         if not reached:
-            unreachable = f"{settings.base_url} gave no HTTP response in {scenario.name}"
+            where = endpoint_origin(settings.base_url)
+            unreachable = f"{where} gave no HTTP response in {scenario.name}"
     return SmokeReport(
         provider=settings.provider_name,
         model=settings.model,
-        base_url=settings.base_url,
+        base_url=endpoint_origin(settings.base_url),
         state_dir=state_dir,
         checks=tuple(checks),
     )
@@ -305,7 +307,7 @@ def _no_response(settings: ProviderSettings, state: RunState) -> str:
         s.detail for s in state.spans if isinstance(s, LoopSpan) and s.event == "provider_error"
     ]
     why = errors[-1] if errors else f"the run ended {state.status}"
-    return f"no HTTP response from {settings.base_url}: {why}"
+    return f"no HTTP response from {endpoint_origin(settings.base_url)}: {why}"
 
 
 def _check_http(settings: ProviderSettings, recorder: _Recorder) -> tuple[bool, str]:
@@ -319,10 +321,14 @@ def _check_http(settings: ProviderSettings, recorder: _Recorder) -> tuple[bool, 
         or not url.path.startswith(base.path.rstrip("/") + "/")
     ]
     if elsewhere:
-        return False, f"requests went to {elsewhere[0]}, not under {settings.base_url}"
+        return False, (
+            f"requests went to {endpoint_origin(elsewhere[0])}, outside the endpoint's path "
+            f"at {endpoint_origin(settings.base_url)}"
+        )
     if not recorder.ok:
         return False, f"{len(sent)} request(s) sent, no 2xx response (statuses: {statuses})"
-    return True, f"{len(sent)} request(s) over HTTP to {settings.base_url}, statuses {statuses}"
+    where = endpoint_origin(settings.base_url)
+    return True, f"{len(sent)} request(s) over HTTP to {where}, statuses {statuses}"
 
 
 def _turn_spans(state: RunState) -> list[ModelTurnSpan]:

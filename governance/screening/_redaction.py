@@ -1,7 +1,8 @@
 """Mask secrets in JSON-like data before it is stored or shown: by key name and by shape.
 
 Pure: no I/O. Four nets, in order: vendor shapes and PEM blocks (`_secret_shapes`), credentials
-in URLs and `Bearer`/`Basic` headers, values under a secret-looking name (`KEY=...`, `token:`,
+in URLs (a password or token before `@`, a credential-named query parameter) and
+`Bearer`/`Basic` headers, values under a secret-looking name (`KEY=...`, `token:`,
 `"api_key": ...`, `the API key is ...`), and any long random-looking base64 run. A secret with no
 known shape, no telling name and a low-entropy body (a short word password in prose) still
 passes through, which is why the audit log also keeps a keyed digest of the raw arguments.
@@ -170,6 +171,65 @@ _URL_PASSWORD = re.compile(
     "(" + after_boundary("[a-z]", width=1) + r"[a-z0-9+.-]{0,30}://[^\s:/@]*+:)([^\s@/]++)@",
     re.I,
 )
+# A credential in a URL's query or fragment (`?key=...`, `&code=...`, `#access_token=...`,
+# `X-Amz-Signature=...`): only right after `?`, `&` or `#`, so `key = value` in code and
+# `sort_key=created_at` are left alone (the name is compared whole, see `_url_param_masked`).
+# A value stops at `?` too: a URL nested in a parameter (`?next=https://...?sig=...`) has its
+# own query, scanned in turn.
+_URL_PARAM = re.compile(r"([?&#]([A-Za-z][\w.-]{0,60}+)=)([^?&\s\"'#<>\\]++)")
+# `scheme://<token>@host`: a token used as the user name (no password after it).
+_URL_USER_TOKEN = re.compile(
+    "(" + after_boundary("[a-z]", width=1) + r"[a-z0-9+.-]{0,30}://)([^\s:/@?#.]{16,}+)@", re.I
+)
+# Query names that hold a credential whatever their value looks like (normalised: lower case,
+# `-` and `.` as `_`). `key` alone is one (`?key=...`, Google's API key parameter); a longer name
+# ending in `_key` is only when listed (`sort_key`, `partition_key` are not).
+_URL_SECRET_PARAMS: Final = frozenset(
+    {
+        "key", "apikey", "api_key", "access_key", "secret_key", "private_key", "subscription_key",
+        "secret", "client_secret", "password", "passwd", "pwd", "pass", "passphrase",
+        "sig", "signature", "token", "access_token", "refresh_token", "id_token", "auth",
+        "auth_token", "authorization", "credential", "credentials", "session", "sessionid",
+        "session_id", "jwt", "assertion", "client_assertion", "x_amz_signature",
+        "x_amz_credential", "x_amz_security_token", "x_goog_signature", "x_goog_credential",
+    }
+)  # fmt: skip
+# Names that hold a credential only when the value looks like one (`?code=python` is a search,
+# `?code=4/0AfJohXk...` an OAuth authorization code).
+_URL_CODE_PARAMS: Final = frozenset({"code", "otp"})
+
+
+def _url_param_masked(name: str, value: str) -> bool:
+    normal = name.lower().replace("-", "_").replace(".", "_")
+    parts = _key_parts(name)
+    if normal in _URL_SECRET_PARAMS or (parts and parts[-1] == "signature"):
+        return True
+    if normal in _URL_CODE_PARAMS:
+        return len(value) >= 8 and any(c.isdigit() for c in value) and not is_wordlike(value)
+    return _is_sensitive_name(name) and not is_prose(value)
+
+
+def _mask_url_param(match: re.Match[str]) -> str:
+    value = match.group(3)
+    if _already(value) or not _url_param_masked(match.group(2), value):
+        return match.group(0)
+    return match.group(1) + _marker("url_credential")
+
+
+def _mask_url_password(match: re.Match[str]) -> str:
+    # `scheme://[REDACTED:url_credential]@`: the marker's own colon is not a password.
+    if match.group(1).endswith("://[REDACTED:"):
+        return match.group(0)
+    return match.group(1) + _marker("url_password") + "@"
+
+
+def _mask_url_user(match: re.Match[str]) -> str:
+    user = match.group(2)
+    if _already(user) or not (any(c.isdigit() for c in user) and any(c.isalpha() for c in user)):
+        return match.group(0)  # `https://deployment-bot@host`: a name, not a token
+    return match.group(1) + _marker("url_credential") + "@"
+
+
 # `name: value` at the start of a line (YAML, HTTP headers, logs): the value runs to line end.
 _COLON_LINE = re.compile(
     r"""^([ \t]*+(?:-[ \t]+)?["']?)([A-Za-z_][\w.-]*+)(["']?[ \t]*+:[ \t]*+)(\S(?:[^\n]*\S)?)""",
@@ -362,9 +422,13 @@ def _mask_shapes(text: str, low: str) -> str:
 
 def _mask_named_values(text: str, low: str) -> str:
     if "://" in low:
-        text = _URL_PASSWORD.sub(lambda m: m.group(1) + _marker("url_password") + "@", text)
+        text = _URL_PASSWORD.sub(_mask_url_password, text)
     if "sig=" in low:
         text = _SAS_SIGNATURE.sub(lambda m: m.group(1) + _marker("sas_signature"), text)
+    if "=" in text and ("?" in text or "&" in text or "#" in text):
+        text = _URL_PARAM.sub(_mask_url_param, text)
+    if "@" in text and "://" in low:
+        text = _URL_USER_TOKEN.sub(_mask_url_user, text)
     if "bearer" in low:
         text = BEARER.sub(_mask_bearer, text)
     if "basic" in low:

@@ -84,13 +84,22 @@ def check_combination(provider: str, record_dir: Path | None, record_missing: bo
         )
 
 
-def check_cassette_files(directory: Path, scenario_ids: Iterable[str]) -> None:
+def check_cassette_files(
+    directory: Path, scenario_ids: Iterable[str], *, filling: bool = False
+) -> None:
     """Every scenario's cassette file in `directory` reads, before anything runs: a corrupt,
-    truncated or other-version file is a CassetteError naming it (exit 3)."""
-    from harness.providers._cassette_file import cassette_path, load_cassette
+    truncated or other-version file is a CassetteError naming it (exit 3). `filling`: for
+    --record-missing, whose fix is to record afresh or delete the file."""
+    from harness.providers._cassette_file import (
+        FILL_FIX,
+        REPLAY_FIX,
+        cassette_path,
+        load_cassette,
+    )
 
+    fix = FILL_FIX if filling else REPLAY_FIX
     for scenario_id in scenario_ids:
-        load_cassette(cassette_path(directory, scenario_id), scenario_id)
+        load_cassette(cassette_path(directory, scenario_id), scenario_id, fix=fix)
 
 
 def report_misses(checks: Iterable[CheckResult]) -> int:

@@ -271,6 +271,10 @@ def live_command(
     # now; an openai model is the one PROCTOR_LLM_MODEL names).
     if not no_baseline:
         _check_baseline_model(provider, model, live_baseline, allow_other_model)
+    if record_dir is not None and record_missing:  # every file it will fill reads, or exit 3
+        from harness.cli._cassette_options import check_cassette_files
+
+        check_cassette_files(record_dir, scenarios.ids(), filling=True)
     run_id = new_run_id()
     report_dir = report_dir or Path("reports") / run_id
     with live_settings(provider, model) as settings:

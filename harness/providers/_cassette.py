@@ -8,11 +8,21 @@ imports the openai SDK. A request that differs from the recorded one, or a turn 
 does not have, is a `cassette_miss` provider error naming the scenario, the turn and a diff of
 the request: never a silent fall back to the network.
 
-Canonical request: the body the live provider hands the SDK (`_wire.request_body`), then masked
-by Proctor's redactor (`governance.redact`: secret shapes, secret-named keys, random runs) and
-with the API key cut out wherever it appears. Headers (Authorization, organisation, project)
-and the URL are never part of it. The request being compared is canonicalised the same way, so
-a masked secret still matches itself.
+Canonical request: the body the live provider hands the SDK (`_wire.request_body`), with the
+conversation content (message texts, tool-call arguments, tool results) masked by Proctor's
+redactor (`governance.redact`) and the API key cut out wherever it appears; the model, the tool
+definitions and the request parameters are kept verbatim. Headers (Authorization,
+organisation, project) and the URL are never part of it. The request being compared is
+canonicalised the same way, so a masked secret still matches itself.
+
+Limits, by choice: (1) a change confined to a masked span (one secret for another) is not a
+miss: the cassette keeps nothing derived from a masked secret, not even a digest, because
+cassettes are committed and a digest (salted or not, the salt would sit in the file) lets
+anyone check guesses of a low-entropy secret offline. (2) A replay does not know the key, so
+where the recording cut it, it takes the text at that spot of its own request (8+ non-space
+characters, in message texts and tool-call arguments only, one key per scenario) for the key.
+A hand-edited mask there matches any such text; whoever can edit a cassette can edit its
+replies too, so cassettes are reviewed like code.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from harness.providers._cassette_file import (
     pretty_json,
     write_cassette,
 )
+from harness.providers._credential import KEY_MASK, MIN_KEY_CHARS, cut_key, cuttable_keys
 from harness.providers._wire import request_body
 
 __all__ = [
@@ -59,56 +70,86 @@ __all__ = [
 ]
 
 CASSETTE_MISS = "cassette_miss"
-_MASK = "[REDACTED:api_key]"
-# Where a recording cut the key, a replay (which knows no key) finds the text in the same place
-# of its own request, takes it for the key and cuts it too: from then on, as in the recording.
-_KEY_SLOT = re.escape(_MASK)
 _DIFF_LINES = 120
-# A key shorter than this is a placeholder (the stub's is "stub"): cutting it would mangle words
-# such as the model name, and a replay, which knows no key, could never match again.
-_MIN_SECRET = 8
 
 
 def canonical_request(body: dict[str, Any], *, secrets: Sequence[str] = ()) -> dict[str, Any]:
-    """`body` as a cassette stores and compares it: redacted, every `secrets` string cut out,
-    JSON types only (what a file read back gives)."""
-    masked = _cut(redact(body), [s for s in secrets if len(s) >= _MIN_SECRET])
-    result: dict[str, Any] = json.loads(json.dumps(masked))
+    """`body` as a cassette stores and compares it, JSON types only (what a file read back gives).
+
+    Only conversation content is redacted: each message's text, each tool call's arguments
+    (tool results are messages too). The model, the tool definitions and every request parameter
+    are Proctor's own text and are compared verbatim, so a changed tool schema misses even under
+    a secret-sounding property name. The run's own key (`secrets`) is cut everywhere."""
+    out = dict(body)
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [_redacted_message(message) for message in messages]
+    result: dict[str, Any] = json.loads(json.dumps(cut_key(out, cuttable_keys(*secrets))))
     return result
 
 
-def _cut(value: Any, secrets: list[str]) -> Any:
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, _MASK)
-        return value
-    if isinstance(value, dict):
-        return {_cut(k, secrets): _cut(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut(item, secrets) for item in value]
-    return value
+def _redacted_message(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    out = dict(message)
+    if out.get("content") is not None:
+        out["content"] = redact(out["content"])
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [_redacted_call(call) for call in calls]
+    return out
 
 
-def _cut_keys(recorded: Any, current: Any) -> list[str]:
-    """The texts of `current` standing where `recorded` has the key cut out (same structure,
-    same text around them): what the recording's key was, found without knowing it."""
-    if isinstance(recorded, str) and isinstance(current, str):
-        if _MASK not in recorded or _MASK in current:
-            return []
-        pattern = _KEY_SLOT.join(re.escape(part) for part in recorded.split(_MASK))
-        match = re.fullmatch(pattern.replace(_KEY_SLOT, rf"(\S{{{_MIN_SECRET},}}?)"), current)
-        return [] if match is None else [g for g in match.groups() if g]
-    if isinstance(recorded, dict) and isinstance(current, dict):
-        return [
-            k
-            for key in recorded.keys() & current.keys()
-            for k in _cut_keys(recorded[key], current[key])
-        ]
-    if isinstance(recorded, list) and isinstance(current, list) and len(recorded) == len(current):
-        return [k for pair in zip(recorded, current, strict=True) for k in _cut_keys(*pair)]
-    return []
+def _redacted_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or "arguments" not in function:
+        return call
+    return {**call, "function": {**function, "arguments": redact(function["arguments"])}}
+
+
+def _content_slots(request: dict[str, Any]) -> dict[tuple[int, ...], str]:
+    """The texts of a request where a recording may have cut the key: message texts (plain or
+    as text parts) and tool-call arguments, by position. Nowhere else: a mask a tampered file
+    puts in the tools, the model or a role never stands for the key."""
+    slots: dict[tuple[int, ...], str] = {}
+    messages = request.get("messages")
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            slots[(i, 0)] = content
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    slots[(i, 1, j)] = part["text"]
+        calls = message.get("tool_calls")
+        for j, call in enumerate(calls if isinstance(calls, list) else []):
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                slots[(i, 2, j)] = function["arguments"]
+    return slots
+
+
+_KEY_SLOT = re.escape(KEY_MASK)
+# What can stand where the key was cut: a key's characters, at least a key's length.
+_KEY_TEXT = rf"(\S{{{MIN_KEY_CHARS},}}?)"
+
+
+def _keys_at_slots(recorded: dict[str, Any], current: dict[str, Any]) -> set[str]:
+    """The texts of `current` standing where `recorded` has the key cut out (same slot, same
+    text around them): what the recording's key was, found without knowing it."""
+    found: set[str] = set()
+    now = _content_slots(current)
+    for where, text in _content_slots(recorded).items():
+        mine = now.get(where)
+        if mine is None or KEY_MASK not in text or KEY_MASK in mine:
+            continue
+        pattern = _KEY_SLOT.join(re.escape(part) for part in text.split(KEY_MASK))
+        match = re.fullmatch(pattern.replace(_KEY_SLOT, _KEY_TEXT), mine)
+        if match is not None:
+            found.update(g for g in match.groups() if g)
+    return found
 
 
 def endpoint_host(base_url: str) -> str:
@@ -133,7 +174,7 @@ def request_diff(recorded: dict[str, Any], current: dict[str, Any], turn: int) -
     return "\n".join(lines)
 
 
-def _reply_of(turn: ModelTurn, secrets: list[str]) -> RecordedReply:
+def _reply_of(turn: ModelTurn, keys: list[str]) -> RecordedReply:
     data = {
         "text": turn.text,
         "tool_calls": [
@@ -148,7 +189,7 @@ def _reply_of(turn: ModelTurn, secrets: list[str]) -> RecordedReply:
         },
     }
     # Call ids are kept (redaction leaves identifiers alone); texts and arguments are masked.
-    return RecordedReply.model_validate(_cut(redact(data), secrets))
+    return RecordedReply.model_validate(cut_key(redact(data), keys))
 
 
 def _turn_of(reply: RecordedReply) -> ModelTurn:
@@ -173,10 +214,11 @@ def _answer(exchange: Exchange) -> ModelTurn:
 class _Tape:
     """A scenario's recorded exchanges and the position of the next turn."""
 
-    def __init__(self, directory: Path, scenario_id: str) -> None:
+    def __init__(self, directory: Path, scenario_id: str, *, read: bool = True) -> None:
         self.path = cassette_path(directory, scenario_id)
         self.scenario_id = scenario_id
-        self.cassette = load_cassette(self.path, scenario_id)
+        # A fresh recording never reads the old file: a damaged or other-version one is replaced.
+        self.cassette = load_cassette(self.path, scenario_id) if read else None
         self.turn = 0  # turns asked so far
         self.keys: list[str] = []  # the key's text, as found where the recording cut it
 
@@ -192,10 +234,12 @@ class _Tape:
         if self.turn > len(recorded):
             return None
         expected = recorded[self.turn - 1]
-        for found in _cut_keys(expected.request, request):
-            if found not in self.keys:
+        # A run has one key: the first text found at a cut slot is taken for it; a slot that
+        # holds another text stays as it is and misses.
+        for found in sorted(_keys_at_slots(expected.request, request)):
+            if not self.keys:
                 self.keys.append(found)
-        request = _cut(request, self.keys)
+        request = cut_key(request, self.keys)
         if expected.request != request:
             raise self.miss(
                 "the request differs from the recorded one (the loop, the tools or the prompt "
@@ -271,12 +315,11 @@ class RecordingProvider:
     ) -> None:
         self._live = live
         self._request_of = getattr(live, "request", None)
-        self._tape = _Tape(directory, scenario_id)
-        self._secrets = [api_key] if len(api_key) >= _MIN_SECRET else []
+        self._tape = _Tape(directory, scenario_id, read=fill_gaps)
+        self._secrets = cuttable_keys(api_key)
         self._model = model
         self._host = endpoint_host(base_url)
         if not fill_gaps:
-            self._tape.cassette = None
             self._tape.path.unlink(missing_ok=True)  # a run that asks nothing leaves no stale file
 
     @property
@@ -298,7 +341,7 @@ class RecordingProvider:
         try:
             turn = self._live.complete(messages, tools)
         except ProviderError as exc:
-            message = _cut(redact(exc.message), self._secrets)
+            message = cut_key(redact(exc.message), self._secrets)
             self._append(
                 Exchange(
                     request=request,

@@ -23,6 +23,8 @@ from harness._errors import CassetteError
 
 __all__ = [
     "CASSETTE_FORMAT",
+    "FILL_FIX",
+    "REPLAY_FIX",
     "CassetteFile",
     "Exchange",
     "cassette_path",
@@ -136,17 +138,24 @@ def write_cassette(path: Path, cassette: CassetteFile) -> None:
         raise CassetteError(path, None, f"cannot write the cassette: {exc}") from None
 
 
-def load_cassette(path: Path, scenario_id: str) -> CassetteFile | None:
+REPLAY_FIX = "record it again (proctor run --record DIR) or restore it from version control"
+# --record-missing replays what a file holds, so it cannot fill a file it cannot read.
+FILL_FIX = (
+    "--record-missing replays what the file holds: record the whole cassette afresh (--record "
+    "DIR without --record-missing replaces every file without reading it), or delete this file"
+)
+
+
+def load_cassette(path: Path, scenario_id: str, *, fix: str = REPLAY_FIX) -> CassetteFile | None:
     """The cassette of `scenario_id` at `path`; None when there is no such file. A file that is
     not valid JSON, is truncated, has another format version or another scenario is refused
-    with an error naming it and the fix."""
+    with an error naming it and `fix`."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise CassetteError(path, None, f"cannot read the cassette: {exc}") from None
-    fix = "record it again (proctor run --record DIR) or restore it from version control"
+        raise CassetteError(path, None, f"cannot read the cassette: {exc}; {fix}") from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -5,7 +5,8 @@ Retries are Proctor's own (the SDK's are off) so the policy is exact and testabl
 429, 5xx and connection errors are retried up to `max_retries` times with exponential backoff
 (1 s, 2 s, 4 s, ...) or the vendor's `Retry-After`, both capped at `max_backoff`. Timeouts are
 not retried: a slow vendor stays slow, and a run should not wait `timeout` x 3. Every failure
-leaves as a ProviderError whose message never contains the API key.
+leaves as a ProviderError whose message never contains the API key, and names the endpoint by
+its origin alone (`scheme://host[:port]`: a gateway's path or query may hold a token).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from harness.providers._base import (
     ToolSpec,
     Usage,
 )
+from harness.providers._endpoint import endpoint_origin, scrub_endpoint
 from harness.providers._schema import ToolNameCodec
 from harness.providers._settings import ProviderSettings
 from harness.providers._wire import request_body
@@ -167,7 +169,7 @@ class OpenAIProvider:
 
     def _status_failure(self, exc: openai.APIStatusError) -> _Failure:
         status = exc.status_code
-        detail = _truncate(exc.message)
+        detail = _truncate(self._scrub(exc.message))
         where = self._where()
         retry_after = _retry_after(exc.response.headers, self._clock)
         if status == 429:
@@ -195,11 +197,15 @@ class OpenAIProvider:
         return min(self._settings.max_backoff, wanted)
 
     def _where(self) -> str:
-        return f"{self._settings.provider_name} at {self._settings.base_url}"
+        # The origin only: a gateway's path or query may hold a token (`/gw/<token>/v1`).
+        return f"{self._settings.provider_name} at {endpoint_origin(self._settings.base_url)}"
 
     def _scrub(self, text: str) -> str:
+        """No key, and no part of the endpoint URL beyond its origin (an SDK or vendor message
+        may quote the URL or the route it tried)."""
         key = self._settings.api_key
-        return text.replace(key, "***") if key else text
+        text = text.replace(key, "***") if key else text
+        return scrub_endpoint(text, self._settings.base_url)
 
 
 class _Failure:

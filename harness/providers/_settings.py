@@ -22,6 +22,7 @@ from dotenv import dotenv_values
 
 from governance import ConfigError
 from harness._errors import CredentialSourceError
+from harness.providers._endpoint import endpoint_origin
 
 __all__ = [
     "CredentialSourceError",
@@ -46,7 +47,8 @@ DEFAULT_PROVIDER_NAME = "openai-compatible"
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ProviderSettings:
-    """One live endpoint. `repr()` masks the key, so logging the settings cannot leak it."""
+    """One live endpoint. `repr()` masks the key and shows the URL's origin alone, so logging
+    the settings cannot leak a key or a token in the URL's path or query."""
 
     base_url: str
     model: str
@@ -69,7 +71,7 @@ class ProviderSettings:
 
     def __repr__(self) -> str:
         return (
-            f"ProviderSettings(base_url={self.base_url!r}, model={self.model!r}, "
+            f"ProviderSettings(base_url={endpoint_origin(self.base_url)!r}, model={self.model!r}, "
             f"api_key='***', timeout={self.timeout!r}, max_retries={self.max_retries!r}, "
             f"max_backoff={self.max_backoff!r}, provider_name={self.provider_name!r})"
         )

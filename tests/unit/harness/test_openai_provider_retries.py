@@ -281,6 +281,6 @@ def test_the_api_key_never_appears_in_an_error(client_for: Any, answer: Answer) 
 def test_error_messages_say_where_and_what(client_for: Any) -> None:
     run = Run([error(404, "The model `m` does not exist")], client_for)
     failure = run.fail()
-    assert "http://vendor.test/v1" in failure.message
+    assert "http://vendor.test " in failure.message  # the origin alone: a path may hold a token
     assert "404" in failure.message
     assert "does not exist" in failure.message

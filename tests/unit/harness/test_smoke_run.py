@@ -124,7 +124,9 @@ def test_an_unreachable_endpoint_stops_after_the_first_scenario(tmp_path: Path) 
         (name, "http", False) for name in SCENARIOS
     ]
     assert "Connection refused" in report.checks[0].detail
-    assert report.checks[1].detail == f"not run: {url} gave no HTTP response in read-order"
+    # The endpoint by its origin alone: a gateway's path may hold a token.
+    origin = url.removesuffix("/v1")
+    assert report.checks[1].detail == f"not run: {origin} gave no HTTP response in read-order"
     assert sleeps == [1.0]  # one retry, then no more scenarios
     assert not (tmp_path / "smoke" / "email-held").exists()
 

@@ -165,6 +165,20 @@ KINDS: dict[str, tuple[str, Gen, str]] = {
         ),
         "DATABASE_URL",
     ),
+    "url_query_credential": (
+        "self",
+        lambda r: "https://gw.example.com/v1/items?"
+        + r.choice(["key", "code", "sig", "signature", "access_token", "X-Amz-Signature"])
+        + f"={_s(r, ALNUM, 6)}{r.randrange(10)}{_s(r, ALNUM, 12)}&page=2",
+        "SIGNED_URL",
+    ),
+    "url_user_token": (
+        "self",
+        lambda r: (
+            f"https://{_s(r, LOW, 8)}{r.randrange(10)}{_s(r, ALNUM, 20)}@git.example.com/a.git"
+        ),
+        "CLONE_URL",
+    ),
     "twilio_api_key": ("self", lambda r: "SK" + _s(r, HEX, 32), "TWILIO_API_KEY"),
     "twilio_auth_token": ("context", lambda r: _s(r, HEX, 32), "TWILIO_AUTH_TOKEN"),
     "sendgrid_api_key": (
@@ -306,6 +320,10 @@ def _lookalikes(rng: random.Random) -> list[dict[str, str]]:
         "https://api.example.com/v1/tokens/count?sort=desc",
         "https://hooks.example.com/services/status",
         "http://localhost:8080/health?verbose=true",
+        "https://example.com/search?code=python&lang=en",
+        "https://api.example.com/v1/items?sort_key=created_at&order=asc",
+        "https://ci.example.com/build?code=200#logs",
+        "https://deployment-bot@git.example.com/team/repo.git",
     ):
         add("url", url)
     for ts in (
@@ -362,6 +380,10 @@ def secret_part(kind: str, value: str) -> str:
     """The part of `value` that must not survive redaction (a URL's host is not secret)."""
     if kind in ("url_basic_auth", "db_connection_string"):
         return value.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    if kind == "url_query_credential":
+        return value.split("=", 1)[1].split("&", 1)[0]
+    if kind == "url_user_token":
+        return value.split("://", 1)[1].split("@", 1)[0]
     if kind in ("slack_webhook", "discord_webhook"):
         return value.rsplit("/", 1)[1]
     if kind == "gcp_service_account_key":

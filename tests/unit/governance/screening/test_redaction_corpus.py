@@ -64,6 +64,12 @@ SECRETS: list[tuple[str, str]] = [
     ("mysql --password hunter2secret -u root", "hunter2secret"),
     ("MYSQL_ROOT_PASSWORD='p@ss w0rd! with spaces'", "w0rd! with spaces"),
     ("  - token: fake-yaml-token-0123", "fake-yaml-token-0123"),
+    ("GET /v1/items?key=mysecretvalue&page=2", "mysecretvalue"),
+    ("http://127.0.0.1:8080/cb?code=abcDEF123ghiJKL456&state=1", "abcDEF123ghiJKL456"),
+    ("https://b.s3.amazonaws.com/o?X-Amz-Signature=fa1afe1f00d&X-Amz-Date=1", "fa1afe1f00d"),
+    ("https://app.example.com/cb#access_token=ya29FakeImplicit&type=bearer", "ya29FakeImplicit"),
+    ("https://example.com/dl?signature=q1w2e3r4t5&expires=9", "q1w2e3r4t5"),
+    ("https://ghFakeUserToken0123456789@github.com/team/app.git", "ghFakeUserToken0123456789"),
 ]
 
 # Strings that look secret-adjacent but are not secrets: they must come back byte-identical.
@@ -94,6 +100,11 @@ LOOKALIKES: list[str] = [
     "AKIA is the prefix AWS uses",
     "api_key_header_name: X-API-Key",
     "Basic usage: proctor eval run",
+    "https://example.com/search?code=python&lang=en",
+    "https://api.example.com/v1/items?sort_key=created_at&order=asc",
+    "https://ci.example.com/build?code=200#logs",
+    "https://deployment-bot@git.example.com/team/repo.git",
+    "key = config.get('key'); code = 42",
 ]
 
 

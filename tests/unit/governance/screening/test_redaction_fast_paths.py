@@ -29,7 +29,8 @@ _PIECES = [
     "sk-", "token", "password", "Bearer ", "Basic ", "://", "@", "sig=", "=", ": ", "ghp_",
     "AKIA", "eyJ", "--", "api_key", "s.", "xoxb-", "\\n", "SK", "dapi", '"pwd": ', "'secret': '",
     "-----BEGIN RSA PRIVATE KEY-----", "dXNlcjpwYXNz", "\u017fecret", "TOKEN", "Access Key is ",
-    "Credentials", "aB3xY9qZ", "sha256:", "0f3a9c", "\u212a",
+    "Credentials", "aB3xY9qZ", "?key=", "&code=", "#sig=",
+    "https://a1b2c3d4e5f6g7h8i9@", "sha256:", "0f3a9c", "\u212a",
 ]  # fmt: skip
 _ALPHABET = "abcXYZ019 :=\"'-_./@\n\t%\\+"
 
@@ -41,8 +42,10 @@ def _every_pass(text: str) -> str:
         keys = KEYWORDS.get(kind)
         if keys is None or any(k in low for k in keys):
             text = pattern.sub(r._mask_shape(kind, needs_digit), text)
-    text = r._URL_PASSWORD.sub(lambda m: m.group(1) + r._marker("url_password") + "@", text)
+    text = r._URL_PASSWORD.sub(r._mask_url_password, text)
     text = r._SAS_SIGNATURE.sub(lambda m: m.group(1) + r._marker("sas_signature"), text)
+    text = r._URL_PARAM.sub(r._mask_url_param, text)
+    text = r._URL_USER_TOKEN.sub(r._mask_url_user, text)
     text = BEARER.sub(r._mask_bearer, text)
     text = BASIC.sub(r._mask_basic, text)
     text = r._COLON_LINE.sub(r._mask_named(2, 4), text)
