@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         effective_impact,
     )
     from governance.core._errors import (
+        AddressUnavailable,
         AuditWriteError,
         ConfigError,
         GovernanceError,
@@ -201,6 +202,7 @@ _EXPORTS = {
     "ToolResult": "governance.core._contracts",
     "ToolSource": "governance.core._contracts",
     "effective_impact": "governance.core._contracts",
+    "AddressUnavailable": "governance.core._errors",
     "AuditWriteError": "governance.core._errors",
     "ConfigError": "governance.core._errors",
     "GovernanceError": "governance.core._errors",
@@ -329,6 +331,7 @@ __all__ = [
     "parse_policy",
     "policy_json_schema",
     "redact",
+    "AddressUnavailable",
     "AuditWriteError",
     "Clock",
     "ConfigError",

@@ -8,7 +8,7 @@ import governance
 import harness.cli
 
 GOVERNANCE_API = """
-    ActionType ArgumentRefused McpSourceView PathRefused PreparedArguments SchemaRefused
+    ActionType AddressUnavailable ArgumentRefused McpSourceView PathRefused PreparedArguments SchemaRefused
     canonical_path local_validator prepare_arguments
     ApprovalConflict ApprovalError ApprovalNotFound ApprovalRequest ApprovalStatus
     ApprovalStore ApprovalStoreError AuditEvent AuditLog AuditWriteError Budget BudgetDenial
@@ -28,7 +28,7 @@ GOVERNANCE_API = """
 
 # Each governance folder's public names: what code outside governance may import from it.
 FOLDER_API = {
-    "core": """ActionType AuditWriteError Clock ConfigError Decision Effect GovernanceError Impact
+    "core": """ActionType AddressUnavailable AuditWriteError Clock ConfigError Decision Effect GovernanceError Impact
         ManualClock Outcome PolicyContext PolicyError Principal RegistryError Risk RunUsage
         SystemClock ToolCall ToolDescriptor ToolInputError ToolResult ToolSource canonical_json
         digest effective_impact keyed_digest lazy_attributes""",
