@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         McpSourceView,
     )
     from governance._mcp_server import (
+        RESUME_TOOL,
         McpServerError,
         build_mcp_server,
         describe_tools,
@@ -154,6 +155,7 @@ _EXPORTS = {
     "StartedServer": "governance._serving",
     "bind_socket": "governance._serving",
     "serving_in_thread": "governance._serving",
+    "RESUME_TOOL": "governance._mcp_server",
     "McpServerError": "governance._mcp_server",
     "describe_tools": "governance._mcp_server",
     "is_loopback": "governance._mcp_server",
@@ -267,6 +269,7 @@ __all__ = [
     "StartedServer",
     "bind_socket",
     "serving_in_thread",
+    "RESUME_TOOL",
     "McpServerError",
     "describe_tools",
     "is_loopback",

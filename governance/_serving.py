@@ -14,7 +14,6 @@ import uvicorn
 
 from governance.core._errors import AddressUnavailable, host_port
 
-
 # Why a bind fails in ways the operator fixes by picking another --host/--port.
 _UNAVAILABLE = {
     errno.EADDRINUSE: ("the port is already in use", "port"),

@@ -11,7 +11,14 @@ import ipaddress
 import click
 
 from harness import _exit_codes as codes
-from stubs.openai_stub import DEFAULT_MODEL, STUB_PORT, FAULT_HEADER, StubStartError, model_variants, run_stub
+from stubs.openai_stub import (
+    DEFAULT_MODEL,
+    FAULT_HEADER,
+    STUB_PORT,
+    StubStartError,
+    model_variants,
+    run_stub,
+)
 
 
 def _is_loopback(host: str) -> bool:
