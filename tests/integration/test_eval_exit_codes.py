@@ -466,3 +466,13 @@ def test_a_clean_re_record_appends_history_without_changing_metrics(small: Path)
     after = load_baseline(small / "baselines" / "baseline.json")
     assert (after.metrics, after.scenarios) == (before.metrics, before.scenarios)
     assert [h.reason for h in after.history] == ["the small suite", "again"]
+
+
+def test_recording_an_unchanged_baseline_says_so_and_appends_no_history(small: Path) -> None:
+    first = proctor(small, "baseline", "record", "--reason", "coverage recorded")
+    assert first.returncode == 0 and "recorded" in first.stdout, output(first)
+    before = (small / "baselines" / "baseline.json").read_bytes()
+    again = proctor(small, "baseline", "record", "--reason", "nothing new")
+    assert again.returncode == 0, output(again)
+    assert "baseline unchanged" in again.stdout
+    assert (small / "baselines" / "baseline.json").read_bytes() == before
