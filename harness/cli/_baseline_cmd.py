@@ -138,7 +138,7 @@ def record_command(
         ],
     )
     if new is previous:
-        click.echo(f"baseline unchanged: {baseline_path} already records this run (no history entry)")
+        click.echo(f"baseline unchanged: {baseline_path} already records this run")
         return codes.OK
     click.echo(baseline_diff(previous, new))
     refusals = record_refusals(new, previous)
