@@ -31,6 +31,8 @@ from tests.small_suite import (
     report_exit_code,
 )
 
+LOST_SHIPPED = "lost_check  scenario read-order-lookup lost check answer_contains:shipped"
+
 pytestmark = pytest.mark.slow
 
 
@@ -104,7 +106,9 @@ def break_order_answer(root: Path) -> None:
     edit_scenario(root, "reads.yaml", "read-order-lookup", reword)
 
 
-LOST_TICKET_CHECK = "lost_check  scenario read-two-tools-then-ticket lost check must_execute:tickets.create"
+LOST_TICKET_CHECK = (
+    "lost_check  scenario read-two-tools-then-ticket lost check must_execute:tickets.create"
+)
 
 
 # -- 0 ----------------------------------------------------------------------------------------
@@ -203,7 +207,7 @@ def test_a_weaker_scenario_with_the_same_number_of_checks_exits_2_on_a_lost_chec
     edit_scenario(small, "reads.yaml", "read-order-lookup", weaken)
     done = proctor(small, "run")
     assert done.returncode == 2, output(done)
-    assert "lost_check  scenario read-order-lookup lost check answer_contains:shipped" in done.stdout
+    assert LOST_SHIPPED in done.stdout
     assert "rate_drop" not in done.stdout and "evidence_shrink" not in done.stdout
 
 
