@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.proctor-installed
+# Where the CLI lives: it is not on PATH until the venv is activated.
+WHERE  := @echo "proctor is installed in $(BIN)/proctor: run $(BIN)/proctor --help, or 'source $(BIN)/activate' first to type just proctor"
 
 .PHONY: demo test lint types unit bench clean npm schemas
 
@@ -14,9 +16,11 @@ $(STAMP): pyproject.toml
 	@# PYTHONDONTWRITEBYTECODE is set, every run would compile ~120 modules again.
 	$(BIN)/python -m compileall -q harness governance stubs
 	@touch $(STAMP)
+	$(WHERE)
 
 demo: $(STAMP)
 	$(BIN)/proctor run --baseline baselines/baseline.json
+	$(WHERE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         McpSourceView,
     )
     from governance._mcp_server import (
+        RESUME_TOOL,
         McpServerError,
         build_mcp_server,
         describe_tools,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         effective_impact,
     )
     from governance.core._errors import (
+        AddressUnavailable,
         AuditWriteError,
         ConfigError,
         GovernanceError,
@@ -154,6 +156,7 @@ _EXPORTS = {
     "StartedServer": "governance._serving",
     "bind_socket": "governance._serving",
     "serving_in_thread": "governance._serving",
+    "RESUME_TOOL": "governance._mcp_server",
     "McpServerError": "governance._mcp_server",
     "describe_tools": "governance._mcp_server",
     "is_loopback": "governance._mcp_server",
@@ -202,6 +205,7 @@ _EXPORTS = {
     "ToolResult": "governance.core._contracts",
     "ToolSource": "governance.core._contracts",
     "effective_impact": "governance.core._contracts",
+    "AddressUnavailable": "governance.core._errors",
     "AuditWriteError": "governance.core._errors",
     "ConfigError": "governance.core._errors",
     "GovernanceError": "governance.core._errors",
@@ -267,6 +271,7 @@ __all__ = [
     "StartedServer",
     "bind_socket",
     "serving_in_thread",
+    "RESUME_TOOL",
     "McpServerError",
     "describe_tools",
     "is_loopback",
@@ -332,6 +337,7 @@ __all__ = [
     "parse_policy",
     "policy_json_schema",
     "redact",
+    "AddressUnavailable",
     "AuditWriteError",
     "Clock",
     "ConfigError",

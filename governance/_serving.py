@@ -4,6 +4,7 @@ background thread that a `with` block starts and stops. Shared by Proctor's MCP 
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -11,23 +12,38 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from governance.core._errors import AddressUnavailable, host_port
+
+# Why a bind fails in ways the operator fixes by picking another --host/--port.
+_UNAVAILABLE = {
+    errno.EADDRINUSE: ("the port is already in use", "port"),
+    errno.EACCES: ("permission denied (ports below 1024 need privileges)", "port"),
+    errno.EADDRNOTAVAIL: ("the address is not one of this machine's", "host"),
+}
+
 
 def bind_socket(host: str, port: int, failed: Callable[[str], Exception]) -> socket.socket:
     """A TCP socket bound to `host:port` (port 0 picks a free one) before serving starts, so the
-    real port is known up front and a taken port fails here, as `failed(why)`."""
+    real port is known up front. A taken, privileged or foreign address raises
+    `AddressUnavailable`; any other failure `failed(why)`."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host.strip("[]"), port, type=socket.SOCK_STREAM
         )[0]
     except OSError as exc:
-        raise failed(f"cannot resolve {host!r}: {exc}") from exc
+        raise AddressUnavailable(
+            host, port, f"cannot resolve the host ({exc})", culprit="host"
+        ) from exc
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except OSError as exc:
         sock.close()
-        raise failed(f"cannot listen on {host}:{port}: {exc}") from exc
+        if exc.errno in _UNAVAILABLE:
+            reason, culprit = _UNAVAILABLE[exc.errno]
+            raise AddressUnavailable(host, port, reason, culprit=culprit) from exc
+        raise failed(f"cannot listen on {host_port(host, port)}: {exc}") from exc
     return sock
 
 

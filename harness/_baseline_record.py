@@ -47,6 +47,8 @@ def build_baseline(
     accepted: Sequence[AcceptedChange] = (),
 ) -> Baseline:
     """A new baseline from a scored run; `previous` history is kept and one record appended.
+    A run that would record exactly what `previous` holds returns `previous` itself: a
+    history entry records a change, and there is none.
 
     `inputs` (by scenario id) are recorded with each scenario; `accepted` are the input changes
     this recording acknowledges, kept in its history record.
@@ -93,6 +95,8 @@ def build_baseline(
         }
         or None,
     )
+    if previous is not None and same_content(body, previous):
+        return previous
     failing = sum(not c.passed for c in checks)
     summary = (
         f"{len(inventory)} scenarios, {len(checks)} checks ({failing} failing), "
@@ -114,6 +118,11 @@ def build_baseline(
     )
     old_history = list(previous.history) if previous is not None else []
     return body.model_copy(update={"history": [*old_history, record]})
+
+
+def same_content(one: Baseline, other: Baseline) -> bool:
+    """Whether two baselines gate the same way: everything but their history is equal."""
+    return one.model_dump(exclude={"history"}) == other.model_dump(exclude={"history"})
 
 
 def _iso_utc(moment: dt.datetime) -> str:

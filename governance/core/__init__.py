@@ -23,6 +23,7 @@ from governance.core._contracts import (
     effective_impact,
 )
 from governance.core._errors import (
+    AddressUnavailable,
     AuditWriteError,
     ConfigError,
     GovernanceError,
@@ -35,6 +36,7 @@ from governance.core._lazy import lazy_attributes
 __all__ = [
     "lazy_attributes",
     "ActionType",
+    "AddressUnavailable",
     "AuditWriteError",
     "Clock",
     "ConfigError",

@@ -49,6 +49,23 @@ class ToolInputError(GovernanceError):
     """Arguments did not validate against a tool's input model."""
 
 
+class AddressUnavailable(GovernanceError):
+    """A server cannot listen on `host:port`: the port is taken, the address is not this
+    machine's, or binding it needs privileges. The operator picks another (`--port`, `--host`)."""
+
+    def __init__(self, host: str, port: int, reason: str, *, culprit: str = "port") -> None:
+        self.host = host
+        self.port = port
+        self.reason = reason
+        self.culprit = culprit  # "host" or "port": which of the two to change
+        super().__init__(f"cannot listen on {host_port(host, port)}: {reason}")
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port`, with an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
 class InputRefused(ValueError):
     """An input the firewall will not judge (arguments, a path, a schema). `reason` is the
     stable reason code the refusal carries."""

@@ -42,6 +42,8 @@ from governance.stores._sqlite import (
 
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
 APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
+# A status plus what became of an approved request once its single execution was used.
+ApprovalState = ApprovalStatus | Literal["executing", "executed", "consumed"]
 
 EXPIRED_REASON: Final = "expired"
 RESTARTED_REASON: Final = "process restarted"
@@ -175,6 +177,17 @@ class ApprovalRequest:
     # The audit event still awaited after the last state change, and any crash finding.
     in_flight: str | None
     in_doubt: str | None
+
+    @property
+    def state(self) -> ApprovalState:
+        """What became of the request, for display: an approved one that was used is
+        `executed` (or `executing` while its outcome is still being recorded, `consumed` when
+        a crash left its effect in doubt), not just `approved`."""
+        if self.status != "approved" or not self.consumed:
+            return self.status
+        if self.in_doubt is not None:
+            return "consumed"
+        return "executing" if self.in_flight is not None else "executed"
 
     @property
     def effective_arguments(self) -> dict[str, Any]:

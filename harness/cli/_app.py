@@ -11,7 +11,7 @@ from typing import Any
 import click
 from click.formatting import HelpFormatter
 
-from governance import ConfigError, GovernanceError
+from governance import AddressUnavailable, ConfigError, GovernanceError
 from harness import _exit_codes as codes
 from harness._errors import CredentialSourceError, HarnessError, UsageProblem
 from harness.cli._commands import COMMANDS, LazyCommand
@@ -28,6 +28,7 @@ Exit codes:
   3   invalid input: a scenario, policy or config file fails its schema or contract,
       or stored traces do not verify (digest, consistency, signature)
   64  usage error (bad flags)
+  69  cannot listen: the host:port to serve on is in use, privileged or not this machine's
   70  internal error
   77  live smoke skipped: no credential configured
 """
@@ -129,6 +130,10 @@ class ProctorGroup(click.Group):
         except UsageProblem as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.USAGE
+        except AddressUnavailable as exc:
+            free = " (0 picks a free one)" if exc.culprit == "port" else ""
+            click.echo(f"error: {exc}; choose another with --{exc.culprit}{free}", err=True)
+            return codes.UNAVAILABLE
         except (GovernanceError, HarnessError) as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INTERNAL

@@ -21,6 +21,7 @@ def _request_json(request: ApprovalRequest) -> dict[str, Any]:
     return {
         "id": request.id,
         "status": request.status,
+        "state": request.state,  # the status, or what became of an approved call once used
         "tool": request.tool,
         # Redacted: raw arguments stay sealed in the store, for the one approved execution.
         "arguments": request.shown_arguments,
@@ -89,7 +90,7 @@ def list_command(
     rows = [
         [
             r.id,
-            r.status,
+            r.state,
             r.tool,
             r.risk,
             r.actor,
@@ -99,7 +100,7 @@ def list_command(
         ]
         for r in requests
     ]
-    headers = ["id", "status", "tool", "risk", "actor", "run", "expires", "note"]
+    headers = ["id", "state", "tool", "risk", "actor", "run", "expires", "note"]
     click.echo(tabulate(rows, headers=headers))
     return codes.OK
 
@@ -169,8 +170,28 @@ def approve_command(
             "resumes it; if it has stopped, this approval expires at the next start"
         )
     else:
-        click.echo(f"resume the run with: proctor approvals resume {approved.run_id}")
+        click.echo(_resume_hint(state_dir, approved))
     return codes.OK
+
+
+def _resume_hint(state_dir: Path, approved: ApprovalRequest) -> str:
+    """How this approved call gets run: it depends on where the call came from."""
+    try:
+        stored = RunStore(state_dir).load(approved.run_id)
+    except RunNotFound:
+        stored = None
+    if stored is not None and stored.state.status == "waiting_approval":
+        return f"resume the run with: proctor approvals resume {approved.run_id}"
+    from governance import RESUME_TOOL  # the MCP server stack: only on this path
+
+    # No stored run: the call came through `proctor serve` (or the library), whose client
+    # holds the conversation; it runs the approved call itself.
+    arguments = json.dumps({"approval_id": approved.id})
+    return (
+        f"run {approved.run_id} is not a stored run (the call came through `proctor serve`): "
+        f"the MCP client that made the call runs it, once, by calling the tool {RESUME_TOOL} "
+        f"with {arguments}"
+    )
 
 
 @approvals.command("reject")

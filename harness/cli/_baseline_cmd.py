@@ -200,6 +200,9 @@ def record_command(
             for c in changed
         ],
     )
+    if new is previous:
+        click.echo(f"baseline unchanged: {baseline_path} already records this run")
+        return codes.OK
     click.echo(baseline_diff(previous, new))
     refusals = record_refusals(new, previous)
     if refusals and not allow_regression:

@@ -22,6 +22,8 @@ from harness import _exit_codes as codes
 from harness.cli._options import gateway_options, open_gateway
 
 LOOPBACK = "127.0.0.1"
+# Apart from `proctor stub`'s default port: a user runs both side by side.
+SERVE_PORT = 8765
 
 
 def _say(message: str) -> None:
@@ -41,7 +43,7 @@ def _say(message: str) -> None:
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
-    default=8765,
+    default=SERVE_PORT,
     show_default=True,
     help="HTTP: port to bind (0 picks a free one).",
 )

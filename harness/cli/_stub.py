@@ -11,7 +11,14 @@ import ipaddress
 import click
 
 from harness import _exit_codes as codes
-from stubs.openai_stub import DEFAULT_MODEL, FAULT_HEADER, StubStartError, model_variants, run_stub
+from stubs.openai_stub import (
+    DEFAULT_MODEL,
+    FAULT_HEADER,
+    STUB_PORT,
+    StubStartError,
+    model_variants,
+    run_stub,
+)
 
 
 def _is_loopback(host: str) -> bool:
@@ -28,7 +35,7 @@ def _is_loopback(host: str) -> bool:
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
-    default=8765,
+    default=STUB_PORT,
     show_default=True,
     help="Port to listen on (0 picks a free one).",
 )

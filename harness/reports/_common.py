@@ -15,7 +15,7 @@ from typing import overload
 
 from harness import _exit_codes
 from harness._check_store import StoredChecks
-from harness._results import CheckResult, MetricResult, SuiteResult
+from harness._results import CheckResult, MetricResult, Regression, SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
 from harness._trace_store import StoredTraces, TraceFacts, provider_records
 
@@ -360,6 +360,21 @@ def regression_subject(metric: str | None, scenario: str | None, check: str | No
     """`metric` / `scenario` / `scenario › check`, whichever the regression names."""
     parts = [p for p in (metric, scenario, check) if p]
     return " › ".join(parts) if parts else "suite"
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether `text` mentions `name` as a whole name (not inside a longer one)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def regression_text(r: Regression) -> str:
+    """`subject: detail`, or just the detail when it already names every part of its subject
+    (a metric, scenario or check printed twice reads like two things)."""
+    parts = [p for p in (r.metric, r.scenario_id, r.check_id) if p]
+    tokens = [token for p in parts for token in p.split()]
+    if tokens and all(_names(r.detail, token) for token in tokens):
+        return r.detail
+    return f"{regression_subject(r.metric, r.scenario_id, r.check_id)}: {r.detail}"
 
 
 def counts_line(result: SuiteResult) -> str:

@@ -38,7 +38,7 @@ from harness.reports._common import (
     metric_rows,
     notice,
     provider_label,
-    regression_subject,
+    regression_text,
     scenario_anchors,
     scenarios,
     trace_ids,
@@ -280,10 +280,8 @@ def _gate(result: SuiteResult, anchors: Mapping[str, str]) -> list[str]:
             '<ul class="items">'
         )
         for r in gate.regressions:
-            subject = regression_subject(r.metric, r.scenario_id, r.check_id)
             out.append(
-                f'<li><span class="badge b-bad">{e(r.kind)}</span> <code>{e(subject)}</code>: '
-                f"{e(r.detail)}</li>"
+                f'<li><span class="badge b-bad">{e(r.kind)}</span> {e(regression_text(r))}</li>'
             )
         out.append("</ul></section>")
     if gate.input_changes:

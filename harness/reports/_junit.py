@@ -16,7 +16,7 @@ from harness.reports._common import (
     exit_code,
     notice,
     provider_label,
-    regression_subject,
+    regression_text,
     scenarios,
 )
 from harness.reports._live import live_junit_cases, live_junit_properties
@@ -94,8 +94,7 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
             )
             failure.text = xml_text(
                 "\n".join(
-                    f"{r.kind} {regression_subject(r.metric, r.scenario_id, r.check_id)}: "
-                    f"{r.detail}"
+                    f"{r.kind} {regression_text(r)}"
                     for r in regressions
                 )
             )

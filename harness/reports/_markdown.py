@@ -24,7 +24,7 @@ from harness.reports._common import (
     notice,
     one_line,
     provider_label,
-    regression_subject,
+    regression_text,
     scenarios,
 )
 from harness.reports._live import counts as live_counts
@@ -87,8 +87,7 @@ def render_markdown(result: SuiteResult) -> str:
         doc.section(
             f"### Regressions ({len(gate.regressions)})",
             [
-                f"- **{r.kind}** {md_text(regression_subject(r.metric, r.scenario_id, r.check_id))}"
-                f": {md_text(r.detail)}"
+                f"- **{r.kind}** {md_text(regression_text(r))}"
                 for r in gate.regressions
             ],
             share=0.5,

@@ -19,7 +19,7 @@ from harness.reports._common import (
     notice,
     one_line,
     provider_label,
-    regression_subject,
+    regression_text,
 )
 
 _INDENT = "    "
@@ -49,8 +49,7 @@ def render_terminal(result: SuiteResult) -> str:
     if gate is not None and gate.regressions:
         lines += ["", f"Regressions ({len(gate.regressions)}):"]
         for r in gate.regressions:
-            subject = regression_subject(r.metric, r.scenario_id, r.check_id)
-            lines.append(f"  ▼ {r.kind}  {one_line(subject)}: {one_line(r.detail)}")
+            lines.append(f"  ▼ {r.kind}  {one_line(regression_text(r))}")
     if gate is not None and gate.input_changes:
         count = len(gate.input_changes)
         lines += ["", f"Changed inputs ({count}): a different test under the same id"]

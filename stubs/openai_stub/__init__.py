@@ -9,7 +9,7 @@ from __future__ import annotations
 from stubs.openai_stub._app import DEFAULT_MODEL, create_app
 from stubs.openai_stub._errors import StubError, StubStartError, VendorError
 from stubs.openai_stub._faults import DELAY_HEADER, FAULT_HEADER, FAULTS, Fault, model_variants
-from stubs.openai_stub._server import run_stub, running_stub
+from stubs.openai_stub._server import STUB_PORT, run_stub, running_stub
 from stubs.openai_stub._wire import CREATED
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "DELAY_HEADER",
     "FAULTS",
     "FAULT_HEADER",
+    "STUB_PORT",
     "Fault",
     "StubError",
     "StubStartError",

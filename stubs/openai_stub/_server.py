@@ -14,6 +14,8 @@ from stubs.openai_stub._app import DEFAULT_MODEL, create_app
 from stubs.openai_stub._errors import StubStartError
 
 LOOPBACK = "127.0.0.1"
+# Not 8765, `proctor serve`'s default: a user runs the stub and the MCP server side by side.
+STUB_PORT = 8766
 SHUTDOWN_GRACE = 2  # seconds in-flight requests get when the stub stops
 
 
@@ -37,7 +39,7 @@ def _config(models: Sequence[str], api_key_required: bool, **options: Any) -> uv
 
 def run_stub(
     host: str = LOOPBACK,
-    port: int = 8765,
+    port: int = STUB_PORT,
     *,
     models: Sequence[str] = (DEFAULT_MODEL,),
     api_key_required: bool = True,

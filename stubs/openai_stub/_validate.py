@@ -62,8 +62,17 @@ _MESSAGE_KEYS: dict[str, frozenset[str]] = {
     ),
     "tool": frozenset({"role", "content", "tool_call_id", "name"}),
 }
-# Echoed back by SDKs that resend a whole response message; accepted only when null.
-_NULL_ONLY_KEYS = ("audio", "function_call", "annotations")
+# The content parts each role may carry (openai SDK `ChatCompletion*MessageParam`); a part the
+# stub cannot read (an image, audio, a file) is accepted and stands as a placeholder in `text`.
+_PARTS_BY_ROLE: dict[str, tuple[str, ...]] = {
+    "system": ("text",),
+    "developer": ("text",),
+    "user": ("text", "image_url", "input_audio", "file"),
+    "tool": ("text",),
+}
+_CACHE_KEY = "prompt_cache_breakpoint"
+_IMAGE_DETAIL = ("auto", "low", "high", "original")
+_AUDIO_FORMATS = ("wav", "mp3")
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,8 +417,9 @@ def _message(raw: object, param: str) -> ChatMessage:
         _string(name, f"{param}.name")
     if role == "assistant":
         return _assistant_message(message, param)
-    parts = ("text",)
-    text = _content_text(message.get("content"), f"{param}.content", parts, optional=False)
+    text = _content_text(
+        message.get("content"), f"{param}.content", _PARTS_BY_ROLE[role], optional=False
+    )
     if role == "tool":
         if "tool_call_id" not in message:
             _missing(f"{param}.tool_call_id")
@@ -419,13 +429,7 @@ def _message(raw: object, param: str) -> ChatMessage:
 
 
 def _assistant_message(message: Mapping[str, Any], param: str) -> ChatMessage:
-    for key in _NULL_ONLY_KEYS:
-        if message.get(key) is not None:
-            raise bad_request(
-                f"Unsupported value for '{param}.{key}': the stub accepts it only as null.",
-                param=f"{param}.{key}",
-                code="unsupported_value",
-            )
+    _assistant_extras(message, param)
     refusal = message.get("refusal")
     if refusal is not None:
         _string(refusal, f"{param}.refusal")
@@ -433,7 +437,8 @@ def _assistant_message(message: Mapping[str, Any], param: str) -> ChatMessage:
         message.get("content"), f"{param}.content", ("text", "refusal"), optional=True
     )
     calls = _history_calls(message.get("tool_calls"), f"{param}.tool_calls")
-    if text is None and not calls and refusal is None:
+    echoed = message.get("audio") is not None or message.get("function_call") is not None
+    if text is None and not calls and refusal is None and not echoed:
         raise bad_request(
             f"Missing parameter '{param}.content': an assistant message needs 'content' "
             "unless it has 'tool_calls'.",
@@ -441,6 +446,31 @@ def _assistant_message(message: Mapping[str, Any], param: str) -> ChatMessage:
             code="missing_required_parameter",
         )
     return ChatMessage(role="assistant", text=text or "", tool_calls=calls)
+
+
+def _assistant_extras(message: Mapping[str, Any], param: str) -> None:
+    """What an SDK echoes back from a response message: `audio` ({id}), the deprecated
+    `function_call` ({name, arguments}) and `annotations` (url citations); each may be null."""
+    audio = message.get("audio")
+    if audio is not None:
+        audio = _object(audio, f"{param}.audio")
+        _no_unknown_keys(audio, ("id",), f"{param}.audio")
+        _string(audio.get("id"), f"{param}.audio.id", non_empty=True)
+    function_call = message.get("function_call")
+    if function_call is not None:
+        function_call = _object(function_call, f"{param}.function_call")
+        _no_unknown_keys(function_call, ("name", "arguments"), f"{param}.function_call")
+        for key in ("name", "arguments"):
+            if key not in function_call:
+                _missing(f"{param}.function_call.{key}")
+            _string(function_call[key], f"{param}.function_call.{key}")
+    annotations = message.get("annotations")
+    if annotations is not None:
+        if not isinstance(annotations, list):
+            _invalid_type(f"{param}.annotations", "an array", annotations)
+        for k, item in enumerate(annotations):
+            _object(item, f"{param}.annotations[{k}]")
+            _string(item.get("type"), f"{param}.annotations[{k}].type", non_empty=True)
 
 
 def _content_text(
@@ -462,16 +492,63 @@ def _content_text(
         kind = part.get("type")
         if kind not in parts:
             raise bad_request(
-                f"Invalid value for '{param}[{j}].type': {kind!r}. The stub reads only "
-                + " and ".join(f"'{p}'" for p in parts)
-                + " parts here.",
+                f"Invalid value for '{param}[{j}].type': {kind!r}. Supported values here are: "
+                + ", ".join(f"'{p}'" for p in parts)
+                + ".",
                 param=f"{param}[{j}].type",
                 code="invalid_value",
             )
-        field = "text" if kind == "text" else "refusal"
-        _no_unknown_keys(part, ("type", field), f"{param}[{j}]")
-        texts.append(_string(part.get(field), f"{param}[{j}].{field}"))
+        texts.append(_part_text(part, kind, f"{param}[{j}]"))
     return "\n".join(texts)
+
+
+def _part_text(part: Mapping[str, Any], kind: str, param: str) -> str:
+    """The text a part contributes: its own text, or a placeholder for media the stub can't
+    read. Each part's shape is checked as the real API checks it."""
+    _no_unknown_keys(part, ("type", kind, _CACHE_KEY), param)
+    cache = part.get(_CACHE_KEY)
+    if cache is not None:
+        cache = _object(cache, f"{param}.{_CACHE_KEY}")
+        _no_unknown_keys(cache, ("mode", "ttl"), f"{param}.{_CACHE_KEY}")
+    if kind in ("text", "refusal"):
+        return _string(part.get(kind), f"{param}.{kind}")
+    if kind not in part:
+        _missing(f"{param}.{kind}")
+    body = _object(part[kind], f"{param}.{kind}")
+    if kind == "image_url":
+        _no_unknown_keys(body, ("url", "detail"), f"{param}.image_url")
+        if "url" not in body:
+            _missing(f"{param}.image_url.url")
+        _string(body["url"], f"{param}.image_url.url", non_empty=True)
+        _one_of(body.get("detail"), _IMAGE_DETAIL, f"{param}.image_url.detail")
+        return "[image]"
+    if kind == "input_audio":
+        _no_unknown_keys(body, ("data", "format"), f"{param}.input_audio")
+        for key in ("data", "format"):
+            if key not in body:
+                _missing(f"{param}.input_audio.{key}")
+        _string(body["data"], f"{param}.input_audio.data")
+        _one_of(body["format"], _AUDIO_FORMATS, f"{param}.input_audio.format", required=True)
+        return "[audio]"
+    _no_unknown_keys(body, ("file_data", "file_id", "filename"), f"{param}.file")
+    for key, value in body.items():
+        _string(value, f"{param}.file.{key}")
+    if "file_data" not in body and "file_id" not in body:
+        _missing(f"{param}.file.file_id")
+    return f"[file {body.get('filename') or body.get('file_id') or ''}]".replace(" ]", "]")
+
+
+def _one_of(value: object, allowed: tuple[str, ...], param: str, *, required: bool = False) -> None:
+    if value is None and not required:
+        return
+    if value not in allowed:
+        raise bad_request(
+            f"Invalid value: {value!r}. Supported values are: "
+            + ", ".join(f"'{a}'" for a in allowed)
+            + ".",
+            param=param,
+            code="invalid_value",
+        )
 
 
 def _history_calls(raw: object, param: str) -> tuple[HistoryCall, ...]:

@@ -31,6 +31,8 @@ from tests.small_suite import (
     report_exit_code,
 )
 
+LOST_SHIPPED = "lost_check  scenario read-order-lookup lost check answer_contains:shipped"
+
 pytestmark = pytest.mark.slow
 
 
@@ -104,7 +106,9 @@ def break_order_answer(root: Path) -> None:
     edit_scenario(root, "reads.yaml", "read-order-lookup", reword)
 
 
-LOST_TICKET_CHECK = "lost_check  read-two-tools-then-ticket › must_execute:tickets.create"
+LOST_TICKET_CHECK = (
+    "lost_check  scenario read-two-tools-then-ticket lost check must_execute:tickets.create"
+)
 
 
 # -- 0 ----------------------------------------------------------------------------------------
@@ -203,7 +207,7 @@ def test_a_weaker_scenario_with_the_same_number_of_checks_exits_2_on_a_lost_chec
     edit_scenario(small, "reads.yaml", "read-order-lookup", weaken)
     done = proctor(small, "run")
     assert done.returncode == 2, output(done)
-    assert "lost_check  read-order-lookup › answer_contains:shipped" in done.stdout
+    assert LOST_SHIPPED in done.stdout
     assert "rate_drop" not in done.stdout and "evidence_shrink" not in done.stdout
 
 
@@ -466,3 +470,13 @@ def test_a_clean_re_record_appends_history_without_changing_metrics(small: Path)
     after = load_baseline(small / "baselines" / "baseline.json")
     assert (after.metrics, after.scenarios) == (before.metrics, before.scenarios)
     assert [h.reason for h in after.history] == ["the small suite", "again"]
+
+
+def test_recording_an_unchanged_baseline_says_so_and_appends_no_history(small: Path) -> None:
+    first = proctor(small, "baseline", "record", "--reason", "coverage recorded")
+    assert first.returncode == 0 and "recorded" in first.stdout, output(first)
+    before = (small / "baselines" / "baseline.json").read_bytes()
+    again = proctor(small, "baseline", "record", "--reason", "nothing new")
+    assert again.returncode == 0, output(again)
+    assert "baseline unchanged" in again.stdout
+    assert (small / "baselines" / "baseline.json").read_bytes() == before

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+import governance
 import governance._mcp_server as mcp_server
 from governance._gateway import Gateway
 from governance._mcp_server import build_mcp_server, running_http_server
@@ -207,6 +208,9 @@ def test_allow_remote_serves_with_a_warning_and_rebinding_protection_kept(
         served.update(options)
 
     monkeypatch.setattr(mcp_server, "serve_http", fake_serve_http)
+    # `proctor serve` reads it through governance's lazy exports, which keep what an earlier
+    # test resolved: patched there too, or the real server would serve 0.0.0.0 forever.
+    monkeypatch.setattr(governance, "serve_http", fake_serve_http, raising=False)
     result = CliRunner().invoke(
         cli,
         ["serve", "--transport", "http", "--host", "0.0.0.0", "--allow-remote",

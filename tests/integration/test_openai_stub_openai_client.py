@@ -13,7 +13,8 @@ from typing import Any
 import openai
 import pytest
 
-from stubs.openai_stub import StubStartError, running_stub
+from governance import AddressUnavailable
+from stubs.openai_stub import running_stub
 
 pytestmark = pytest.mark.slow
 
@@ -179,7 +180,8 @@ def test_the_sdk_lists_the_stub_models(base_url: str) -> None:
 
 def test_a_taken_port_fails_fast_with_a_clear_error(base_url: str) -> None:
     port = int(base_url.rsplit(":", 1)[1].split("/")[0])
-    with pytest.raises(StubStartError, match=f"cannot listen on 127.0.0.1:{port}"):
+    match = f"cannot listen on 127.0.0.1:{port}: the port is already in use"
+    with pytest.raises(AddressUnavailable, match=match):
         with running_stub(port):
             pass
 

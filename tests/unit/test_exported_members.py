@@ -8,7 +8,8 @@ import governance
 import harness.cli
 
 GOVERNANCE_API = """
-    ActionType ArgumentRefused McpSourceView PathRefused PreparedArguments SchemaRefused
+    ActionType AddressUnavailable ArgumentRefused McpSourceView PathRefused PreparedArguments
+    SchemaRefused
     canonical_path local_validator prepare_arguments
     ApprovalConflict ApprovalError ApprovalNotFound ApprovalRequest ApprovalStatus
     ApprovalStore ApprovalStoreError AuditEvent AuditLog AuditWriteError Budget BudgetDenial
@@ -22,13 +23,14 @@ GOVERNANCE_API = """
     explain keyed_digest load_mcp_config load_pins load_policy local_tool locked_sources
     neutralise_description open_mcp_sources parse_policy policy_json_schema redact write_pins
     ApprovalBackend AuditBackend BudgetBackend Durability StoreSpec StoreUrlError parse_store_url
-    DEFAULT_STATE_DIR McpServerError describe_tools is_loopback serve_http serve_stdio
+    DEFAULT_STATE_DIR McpServerError RESUME_TOOL describe_tools is_loopback serve_http serve_stdio
     StartedServer bind_socket serving_in_thread decide_call
 """.split()
 
 # Each governance folder's public names: what code outside governance may import from it.
 FOLDER_API = {
-    "core": """ActionType AuditWriteError Clock ConfigError Decision Effect GovernanceError Impact
+    "core": """ActionType AddressUnavailable AuditWriteError Clock ConfigError Decision Effect
+        GovernanceError Impact
         ManualClock Outcome PolicyContext PolicyError Principal RegistryError Risk RunUsage
         SystemClock ToolCall ToolDescriptor ToolInputError ToolResult ToolSource canonical_json
         digest effective_impact keyed_digest lazy_attributes""",

@@ -76,9 +76,9 @@ def test_history_is_append_only_across_recordings() -> None:
     clock = ManualClock()
     first = record(BASE_CHECKS, clock=clock, reason="one")
     clock.advance(3600)
-    second = record(BASE_CHECKS, previous=first, clock=clock, reason="two")
+    second = record(BASE_CHECKS, previous=first, clock=clock, reason="two", answer="v2")
     clock.advance(3600)
-    third = record(BASE_CHECKS, previous=second, clock=clock, reason="three")
+    third = record(BASE_CHECKS, previous=second, clock=clock, reason="three", answer="v3")
     assert third.history[:2] == second.history == [*first.history, second.history[1]]
     assert [h.reason for h in third.history] == ["one", "two", "three"]
     assert [h.recorded_at for h in third.history] == [
@@ -86,6 +86,24 @@ def test_history_is_append_only_across_recordings() -> None:
         "2026-01-01T01:00:00Z",
         "2026-01-01T02:00:00Z",
     ]
+
+
+def test_recording_what_the_baseline_already_holds_appends_no_history() -> None:
+    clock = ManualClock()
+    first = record(BASE_CHECKS, clock=clock, reason="one")
+    clock.advance(3600)
+    again = record(BASE_CHECKS, previous=first, clock=clock, reason="nothing changed")
+    assert again is first
+    assert [h.reason for h in again.history] == ["one"]
+
+
+def test_any_change_to_what_the_gate_reads_is_recorded_with_history() -> None:
+    first = record(BASE_CHECKS)
+    changed_trace = record(BASE_CHECKS, previous=first, reason="new answer", answer="other")
+    assert [h.reason for h in changed_trace.history] == ["initial", "new answer"]
+    more = [*BASE_CHECKS, c("approve-email", "must_not_execute:fs.delete", "must_not_execute")]
+    more_checks = record(more, previous=first, reason="one more check")
+    assert [h.reason for h in more_checks.history] == ["initial", "one more check"]
 
 
 def test_an_accepted_regression_is_written_into_the_history() -> None:

@@ -33,6 +33,11 @@ from tests.small_suite import (
     report_exit_code,
 )
 
+LOST_TICKET = (
+    "lost_check  scenario read-two-tools-then-ticket lost check must_execute:tickets.create"
+)
+LOST_SHIPPED = "lost_check  scenario read-order-lookup lost check answer_contains:shipped"
+
 
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
@@ -151,7 +156,7 @@ def test_deleting_a_must_execute_item_exits_2_naming_the_lost_check(small: Path)
     edit_scenario(small, "reads.yaml", "read-two-tools-then-ticket", drop)
     result = proctor("run", "--baseline", "baselines/baseline.json")
     assert result.exit_code == 2, result.output
-    assert "lost_check  read-two-tools-then-ticket › must_execute:tickets.create" in result.output
+    assert LOST_TICKET in result.output
     assert "Failed checks" not in result.output  # every remaining check passes: still exit 2
 
 
@@ -174,7 +179,7 @@ def test_a_weaker_scenario_with_as_many_checks_exits_2_on_the_lost_check_alone(
     edit_scenario(small, "reads.yaml", "read-order-lookup", weaken)
     result = proctor("run")
     assert result.exit_code == 2, result.output
-    assert "lost_check  read-order-lookup › answer_contains:shipped" in result.output
+    assert LOST_SHIPPED in result.output
     # Same count, same metric, all passing: only the per-scenario inventory notices.
     assert "rate_drop" not in result.output
     assert "evidence_shrink" not in result.output
@@ -375,9 +380,7 @@ def test_gate_with_baseline_ref_gates_on_the_committed_baseline_not_the_work_tre
     for extra in ((), ("--baseline", absolute), ("--baseline", "./baselines/baseline.json")):
         result = proctor("gate", "rep", "--baseline-ref", "HEAD", *extra)
         assert result.exit_code == 2, (extra, result.output)
-        assert "lost_check  read-two-tools-then-ticket › must_execute:tickets.create" in (
-            result.output
-        )
+        assert LOST_TICKET in result.output
 
 
 def test_gate_with_an_unknown_ref_is_a_usage_error(committed: Path) -> None:

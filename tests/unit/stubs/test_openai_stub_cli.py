@@ -24,13 +24,13 @@ def _fake_run(seen: dict[str, Any], error: BaseException | None = None) -> Calla
     return run
 
 
-def test_the_stub_listens_on_loopback_8765_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stub_listens_on_loopback_8766_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
     monkeypatch.setattr(_stub, "run_stub", _fake_run(seen))
     result = CliRunner().invoke(cli, ["stub"])
     assert result.exit_code == codes.OK, result.output
-    assert seen == {"host": "127.0.0.1", "port": 8765}
-    assert "http://127.0.0.1:8765/v1" in result.output
+    assert seen == {"host": "127.0.0.1", "port": 8766}
+    assert "http://127.0.0.1:8766/v1" in result.output
     assert "warning" not in result.output
 
 
@@ -56,10 +56,10 @@ def test_loopback_hosts_get_no_warning(monkeypatch: pytest.MonkeyPatch, host: st
     assert "warning" not in CliRunner().invoke(cli, ["stub", "--host", host]).output
 
 
-def test_a_port_that_cannot_be_bound_exits_70_with_a_message(
+def test_a_stub_that_fails_to_start_for_another_reason_exits_70_with_a_message(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    error = StubStartError("cannot listen on 127.0.0.1:8765: address in use")
+    error = StubStartError("cannot listen on 127.0.0.1:8765: too many open files")
     monkeypatch.setattr(_stub, "run_stub", _fake_run({}, error))
     result = CliRunner().invoke(cli, ["stub"])
     assert result.exit_code == codes.INTERNAL

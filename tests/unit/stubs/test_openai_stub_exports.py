@@ -9,6 +9,7 @@ def test_the_vendor_stub_exports_exactly_the_curated_names() -> None:
     assert sorted(stubs.openai_stub.__all__) == sorted(
         [
             "CREATED", "DEFAULT_MODEL", "DELAY_HEADER", "FAULTS", "FAULT_HEADER", "Fault",
+            "STUB_PORT",
             "StubError", "StubStartError", "VendorError", "create_app", "model_variants",
             "run_stub", "running_stub",
         ]

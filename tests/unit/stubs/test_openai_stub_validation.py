@@ -134,11 +134,11 @@ CASES: list[tuple[str, dict[str, Any], int, str | None, str | None]] = [
         "unknown_parameter",
     ),
     (
-        "image-part",
+        "image-part-without-url",
         _body(messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]),
         400,
-        "messages[0].content[0].type",
-        "invalid_value",
+        "messages[0].content[0].image_url.url",
+        "missing_required_parameter",
     ),
     (
         "assistant-with-neither-content-nor-calls",
@@ -148,7 +148,7 @@ CASES: list[tuple[str, dict[str, Any], int, str | None, str | None]] = [
         "missing_required_parameter",
     ),
     (
-        "assistant-with-function-call",
+        "assistant-with-function-call-without-arguments",
         _body(
             messages=[
                 {"role": "user", "content": "a"},
@@ -156,8 +156,8 @@ CASES: list[tuple[str, dict[str, Any], int, str | None, str | None]] = [
             ]
         ),
         400,
-        "messages[1].function_call",
-        "unsupported_value",
+        "messages[1].function_call.arguments",
+        "missing_required_parameter",
     ),
     ("tools-not-a-list", _body(tools={"a": 1}), 400, "tools", "invalid_type"),
     ("tools-empty", _body(tools=[]), 400, "tools", "empty_array"),
