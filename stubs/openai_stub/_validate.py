@@ -43,6 +43,14 @@ _UNSUPPORTED_PARAMS = {
     "functions": "the deprecated 'functions' parameter is not supported by the stub; use 'tools'",
     "function_call": "the deprecated 'function_call' parameter is not supported; use 'tool_choice'",
 }
+# Top-level parameters whose value is one of a fixed set (openai SDK `CompletionCreateParams`,
+# `ReasoningEffort`); null means "the default", as the API reads it.
+_ENUM_PARAMS: dict[str, tuple[str, ...]] = {
+    "reasoning_effort": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
+    "verbosity": ("low", "medium", "high"),
+    "service_tier": ("auto", "default", "flex", "scale", "priority", "fast"),
+    "prompt_cache_retention": ("in_memory", "24h"),
+}
 _TEXT_ROLES_KEYS = frozenset({"role", "content", "name"})
 _MESSAGE_KEYS: dict[str, frozenset[str]] = {
     "system": _TEXT_ROLES_KEYS,
@@ -233,6 +241,8 @@ def parse_request(body: bytes, models: Collection[str]) -> ChatRequest:
             )
         if key in _UNSUPPORTED_PARAMS and data[key] is not None:
             raise bad_request(_UNSUPPORTED_PARAMS[key], param=key, code="unsupported_parameter")
+        if key in _ENUM_PARAMS:
+            _one_of(data[key], _ENUM_PARAMS[key], key)
     n = data.get("n")
     if n is not None and (isinstance(n, bool) or n != 1):
         raise bad_request("The stub supports only n=1.", param="n", code="unsupported_value")

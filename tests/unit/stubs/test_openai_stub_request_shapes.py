@@ -125,3 +125,51 @@ def test_a_request_shape_the_real_api_rejects_gets_a_400_naming_the_parameter(
     response = _post(client, messages)
     assert response.status_code == 400
     assert response.json()["error"]["param"] == param
+
+
+# Top-level parameters: the values the SDK's `CompletionCreateParams` types allow are answered,
+# anything else is a 400 naming the parameter. Chat Completions has no top-level `reasoning`
+# object (that is the Responses API's): the stub rejects it as the API does.
+PARAMS_ACCEPTED: list[tuple[str, dict[str, Any]]] = [
+    *[(f"reasoning_effort-{v}", {"reasoning_effort": v})
+      for v in ("none", "minimal", "low", "medium", "high", "xhigh", "max")],
+    ("reasoning_effort-null", {"reasoning_effort": None}),
+    ("verbosity-low", {"verbosity": "low"}),
+    ("service_tier-flex", {"service_tier": "flex"}),
+    ("prompt_cache_retention-24h", {"prompt_cache_retention": "24h"}),
+]  # fmt: skip
+PARAMS_REJECTED: list[tuple[str, dict[str, Any], str]] = [
+    ("reasoning_effort-unknown", {"reasoning_effort": "extreme"}, "reasoning_effort"),
+    ("reasoning_effort-wrong-case", {"reasoning_effort": "High"}, "reasoning_effort"),
+    ("reasoning_effort-not-a-string", {"reasoning_effort": 3}, "reasoning_effort"),
+    ("verbosity-unknown", {"verbosity": "max"}, "verbosity"),
+    ("service_tier-unknown", {"service_tier": "cheap"}, "service_tier"),
+    ("prompt_cache_retention-unknown", {"prompt_cache_retention": "1h"}, "prompt_cache_retention"),
+    ("responses-api-reasoning-object", {"reasoning": {"effort": "low"}}, "reasoning"),
+]  # fmt: skip
+
+
+def _post_params(client: TestClient, params: dict[str, Any]) -> Any:
+    body = {"model": "proctor-stub-1", "messages": [_user("hi")], **params}
+    return client.post("/v1/chat/completions", json=body, headers=AUTH)
+
+
+@pytest.mark.parametrize(
+    "params", [p for _, p in PARAMS_ACCEPTED], ids=[n for n, _ in PARAMS_ACCEPTED]
+)
+def test_a_top_level_parameter_value_the_real_api_accepts_is_answered(
+    client: TestClient, params: dict[str, Any]
+) -> None:
+    response = _post_params(client, params)
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("params", "param"), [c[1:] for c in PARAMS_REJECTED], ids=[c[0] for c in PARAMS_REJECTED]
+)
+def test_a_top_level_parameter_value_the_real_api_rejects_gets_a_400_naming_it(
+    client: TestClient, params: dict[str, Any], param: str
+) -> None:
+    response = _post_params(client, params)
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == param
