@@ -162,6 +162,14 @@ class MetricRow:
             return None
         return self.current.rate - self.baseline.rate
 
+    @property
+    def unmeasured(self) -> bool:
+        """No checks now and none in the baseline: nothing to show. A metric the baseline
+        measured and this run did not is not this: that is a regression to show."""
+        now = self.current is None or self.current.absent
+        before = self.baseline is None or self.baseline.absent
+        return now and before
+
     def cells(self) -> list[str]:
         """metric | passed/total | rate | baseline | delta, as display strings."""
         counts = f"{self.current.passed}/{self.current.total}" if self.current else "-"

@@ -75,6 +75,9 @@ details.scenario.has-failures{border-left-color:var(--bad)}
 details.scenario>summary{cursor:pointer;padding:6px 10px;background:var(--panel)}
 details.scenario>.body{padding:4px 14px 10px}
 body.only-failing details.scenario:not(.has-failures){display:none}
+.no-failing{display:none}body.only-failing .no-failing{display:block}
+.status{color:var(--mute);font-size:12px;border:1px solid var(--line);border-radius:10px;
+padding:0 6px}
 ol.spans{list-style:none;padding:0;margin:6px 0}
 ol.spans>li{border-left:4px solid var(--line);padding:4px 10px;margin:6px 0;background:#fcfcfd}
 li.k-model_turn{border-left-color:#0969da}
@@ -333,6 +336,9 @@ def _traces(
         '<label><input type="checkbox" id="only-failing"> only scenarios with failed checks'
         "</label></div>",
     ]
+    if summaries and not result.failed_checks:
+        # The "only failing" filter would leave nothing: say so rather than show a blank.
+        out.append('<p class="no-failing" id="no-failing">No failing scenarios.</p>')
     yield "\n".join(out)
     for s in summaries:
         yield "\n".join(_scenario(s, anchors[s.id], s.id in drifted))
@@ -344,8 +350,11 @@ def _scenario(s: ScenarioSummary, anchor: str, drifted: bool) -> list[str]:
     failed = s.failed
     classes = "scenario has-failures" if failed else "scenario"
     status = t.status if t else "not run"
+    # Pass/fail by the checks first; the run's own status (blocked, held, ...) is a neutral label,
+    # since a blocked call is often exactly what a passing scenario expects.
+    verdict = _badge("bad", "fail") if failed else _badge("ok", "pass")
     head = (
-        f'<summary>{_badge(status)} <code>{e(s.id)}</code> '
+        f'<summary>{verdict} <span class="status">{e(status)}</span> <code>{e(s.id)}</code> '
         f'<span class="meta">{e(s.file or "")}'
         f"{' · ' + e(t.termination) if t and t.termination else ''}"
         f" · checks {s.passed_count}/{len(s.checks)}</span>"
@@ -469,7 +478,7 @@ def _span(span: Span) -> str:
             f'<li class="k-tool_call o-{e(span.outcome)}">{head}<strong>tool call</strong> '
             f"<code>{e(span.tool)}</code> {_badge(span.outcome)}"
             f"{' ' + _badge(span.effect) if span.effect else ''}{unknown}"
-            f"{_kv(rows)}<pre>{e(args)}</pre></li>"
+            f"{_kv(rows)}<pre>{e(args)}</pre>{_result_text(span)}</li>"
         )
     if isinstance(span, ApprovalSpan):
         rows = [("approval", span.approval_id), ("call", span.call_id)]
@@ -509,6 +518,18 @@ def _span(span: Span) -> str:
             f"{e(span.detail)}</li>"
         )
     raise TypeError(f"unknown span kind {type(span).__name__}")  # pragma: no cover
+
+
+def _result_text(span: ToolCallSpan) -> str:
+    """The result as the trace stores it (secrets already masked), folded away: results are
+    long and most readers want the decision first."""
+    if span.result is None:
+        return ""
+    size = f"{span.result_chars} chars{', truncated' if span.truncated else ''}"
+    return (
+        f'<details class="result"><summary>result ({e(size)})</summary>'
+        f"<pre>{e(span.result)}</pre></details>"
+    )
 
 
 @functools.lru_cache(maxsize=512)  # a few statuses and outcomes, on every span

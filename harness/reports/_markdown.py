@@ -62,13 +62,18 @@ def render_markdown(result: SuiteResult) -> str:
 
     if result.live_run is not None:
         head += live_markdown(result.live_run, md_text)
-    rows = [[md_text(cell) for cell in row.cells()] for row in metric_rows(result)]
+    all_rows = metric_rows(result)
+    rows = [[md_text(cell) for cell in row.cells()] for row in all_rows if not row.unmeasured]
     head += ["", "### Metrics", ""]
     head.append(
         tabulate(rows, headers=METRIC_HEADERS, tablefmt="github", disable_numparse=True)
         if rows
         else "_no metrics_"
     )
+    unmeasured = [row.name for row in all_rows if row.unmeasured]
+    if unmeasured:
+        names = ", ".join(f"`{_code_span(name)}`" for name in unmeasured)
+        head += ["", f"_Not measured (no checks in this run or the baseline): {names}_"]
     doc = _Budget(MAX_BYTES - _RESERVE)
     doc.add("\n".join(head))
 

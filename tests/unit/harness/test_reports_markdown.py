@@ -28,9 +28,11 @@ def test_the_metric_table_is_a_markdown_table_with_absent_and_delta() -> None:
     lines = render_markdown(sample_result()).splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| metric"))
     assert lines[header + 1].startswith("|---") or lines[header + 1].startswith("|-")
-    rows = {line.split("|")[1].strip(): line for line in lines[header + 2 : header + 7]}
+    rows = {line.split("|")[1].strip(): line for line in lines[header + 2 : header + 6]}
     assert "33.3%" in rows["task\\_success\\_rate"] and "-33.3 pp" in rows["task\\_success\\_rate"]
-    assert "absent" in rows["guardrail\\_rate"] and "100" not in rows["guardrail\\_rate"]
+    # Measured before, not now: an absent rate, still a row. Never measured: no row.
+    assert "absent | 100.0%" in rows["retired\\_rate"]
+    assert "guardrail\\_rate" not in rows
 
 
 def test_failures_and_regressions_are_bullets_with_markup_neutralised() -> None:
