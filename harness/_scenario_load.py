@@ -8,7 +8,6 @@ one round rather than ten. `make schemas` rewrites the JSON Schema.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -27,6 +26,7 @@ from governance import digest
 from governance.config import (
     Loc,
     decode_text,
+    did_you_mean,
     format_loc,
     load_json,
     load_yaml_with_lines,
@@ -638,8 +638,7 @@ def _message(error: Mapping[str, Any], place: _Place) -> tuple[Loc, str]:
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(word, choices)
 
 
 def _shape(annotation: Any) -> str:

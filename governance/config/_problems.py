@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from governance.config._yaml_lines import Loc, data_loc, format_loc
 
 MAX_SHOWN = 10
+_DATA = Path(__file__).resolve().parent.parent / "data"
 Error = Mapping[str, Any]  # one entry of pydantic's ValidationError.errors()
 
 
@@ -32,13 +37,76 @@ def schema_message(error: Error, shown: Loc, schema_name: str) -> str:
     """The text for one validation error, naming the committed schema for an unknown key."""
     kind = error["type"]
     if kind == "extra_forbidden":
+        key = str(shown[-1])
+        hint = did_you_mean(key, allowed_keys(_schema(schema_name), shown[:-1]))
         return (
-            f"unknown key {shown[-1]!r}: remove it or fix its spelling "
+            f"unknown key {key!r}{hint}: remove it or fix its spelling "
             f"(the schema is governance/data/{schema_name})"
         )
     if kind == "missing":
         return f"missing required key {shown[-1]!r}"
     return pydantic_message(error)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices` to a misspelt `word`, else ""."""
+    import difflib  # only when a file has a problem: keeps `proctor policy check` cold
+
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@functools.lru_cache(maxsize=4)
+def _schema(name: str) -> Mapping[str, Any]:
+    # Read only when a file has an unknown key: the committed schema is the allowed-key list.
+    try:
+        loaded = json.loads((_DATA / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def allowed_keys(schema: Mapping[str, Any], loc: Sequence[str | int]) -> set[str]:
+    """The property names a JSON Schema allows at `loc` (a path into a document), over every
+    branch of a union there; empty when the schema does not say."""
+    nodes = list(_branches(schema, schema))
+    for part in loc:
+        step: list[Mapping[str, Any]] = []
+        for node in nodes:
+            for child in _children(node, part):
+                if isinstance(child, Mapping):
+                    step += _branches(schema, child)
+        nodes = step
+    return {key for node in nodes for key in node.get("properties") or {}}
+
+
+def _children(node: Mapping[str, Any], part: str | int) -> list[Any]:
+    """The schemas that may describe `node[part]`: items, a named property, the patterns its
+    name matches, else additionalProperties."""
+    if isinstance(part, int):
+        return [node.get("items")]
+    named = (node.get("properties") or {}).get(part)
+    if named is not None:
+        return [named]
+    patterns = node.get("patternProperties") or {}
+    matched = [sub for pattern, sub in patterns.items() if re.search(pattern, part)]
+    return matched or [node.get("additionalProperties")]
+
+
+def _branches(root: Mapping[str, Any], node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """`node` with its `$ref` resolved and its anyOf/oneOf/allOf spread out."""
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for name in ref[2:].split("/"):
+            target = target.get(name, {}) if isinstance(target, Mapping) else {}
+        if isinstance(target, Mapping):
+            yield from _branches(root, target)
+    yield node
+    for word in ("anyOf", "oneOf", "allOf"):
+        for branch in node.get(word) or ():
+            if isinstance(branch, Mapping):
+                yield from _branches(root, branch)
 
 
 def located(
