@@ -34,8 +34,8 @@ FOLDER_API = {
         ManualClock Outcome PolicyContext PolicyError Principal RegistryError Risk RunUsage
         SystemClock ToolCall ToolDescriptor ToolInputError ToolResult ToolSource canonical_json
         digest effective_impact keyed_digest lazy_attributes""",
-    "config": """JsonDocument Loc data_loc decode_text did_you_mean first_and_rest format_loc load_json
-        load_yaml_with_lines pydantic_message read_capped render_json schema_document
+    "config": """JsonDocument Loc data_loc decode_text did_you_mean first_and_rest format_loc
+        load_json load_yaml_with_lines pydantic_message read_capped render_json schema_document
         write_atomic""",
     "arguments": """ArgumentRefused PathRefused PreparedArguments SchemaChecks SchemaRefused
         UrlRefused canonical_path local_validator parse_http_url prepare_arguments
