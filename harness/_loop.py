@@ -671,7 +671,6 @@ def _tool_span_fields(
         "result_digest": digest(result.output) if executed else None,
         "result_chars": len(result.output),
         "truncated": result.truncated,
-        "result": result.output if executed else None,  # the span type masks it
         "error": result.error,
         "matched_rules": list(decision.evidence.matched) if decision else [],
         "decisive_rules": list(decision.evidence.decisive) if decision else [],

@@ -96,11 +96,6 @@ class ToolCallSpan(_Span):
     result_digest: str | None = None
     result_chars: int = 0
     truncated: bool = False
-    result: Redacted | None = Field(
-        None,
-        description="The result text the model was given, secrets masked; None when the call "
-        "did not execute.",
-    )
     error: Redacted | None = None
     matched_rules: list[str] = Field(
         default_factory=list, description="Every rule that applied to the call."

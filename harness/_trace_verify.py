@@ -285,12 +285,6 @@ def refusal_has_no_output(trace: Trace) -> Iterator[TraceProblem]:
                 _at(index),
                 f"a {span.outcome} call has output (result_digest/result_chars/truncated)",
             )
-        elif span.outcome != "executed" and span.result is not None:
-            yield TraceProblem(
-                "refusal_has_no_output",
-                _at(index),
-                f"a {span.outcome} call has a result text; only executed calls have one",
-            )
         elif span.outcome != "executed" and span.result_digest is not None:
             yield TraceProblem(
                 "refusal_has_no_output",

@@ -478,7 +478,7 @@ def _span(span: Span) -> str:
             f'<li class="k-tool_call o-{e(span.outcome)}">{head}<strong>tool call</strong> '
             f"<code>{e(span.tool)}</code> {_badge(span.outcome)}"
             f"{' ' + _badge(span.effect) if span.effect else ''}{unknown}"
-            f"{_kv(rows)}<pre>{e(args)}</pre>{_result_text(span)}</li>"
+            f"{_kv(rows)}<pre>{e(args)}</pre></li>"
         )
     if isinstance(span, ApprovalSpan):
         rows = [("approval", span.approval_id), ("call", span.call_id)]
@@ -518,18 +518,6 @@ def _span(span: Span) -> str:
             f"{e(span.detail)}</li>"
         )
     raise TypeError(f"unknown span kind {type(span).__name__}")  # pragma: no cover
-
-
-def _result_text(span: ToolCallSpan) -> str:
-    """The result as the trace stores it (secrets already masked), folded away: results are
-    long and most readers want the decision first."""
-    if span.result is None:
-        return ""
-    size = f"{span.result_chars} chars{', truncated' if span.truncated else ''}"
-    return (
-        f'<details class="result"><summary>result ({e(size)})</summary>'
-        f"<pre>{e(span.result)}</pre></details>"
-    )
 
 
 @functools.lru_cache(maxsize=512)  # a few statuses and outcomes, on every span
