@@ -78,7 +78,8 @@ def test_the_same_subset_without_selectors_still_loses_the_other_scenario(tmp_pa
     alone.write_text(TWO.split("  - id: delete-refused")[0], encoding="utf-8")
     done = _run(tmp_path, alone, baseline)
     assert done.exit_code == codes.REGRESSED
-    assert "lost_scenario  delete-refused" in done.output
+    lost = "lost_scenario  scenario delete-refused (4 checks in the baseline) is missing"
+    assert lost in done.output
 
 
 def test_a_regression_in_a_selected_scenario_still_exits_2(tmp_path: Path) -> None:
@@ -114,7 +115,7 @@ def test_a_check_lost_in_a_selected_scenario_still_exits_2(tmp_path: Path) -> No
     suite.write_text(TWO.replace("      must_block: [fs.delete]\n", ""), encoding="utf-8")
     done = _run(tmp_path, suite, baseline, "-k", "delete")
     assert done.exit_code == codes.REGRESSED, done.output
-    assert "lost_check  delete-refused" in done.output
+    assert "lost_check  scenario delete-refused lost check must_block:fs.delete" in done.output
     assert "evidence_shrink" in done.output
 
 
