@@ -669,6 +669,7 @@ def _tool_span_fields(
         "outcome": result.outcome,
         "approval_id": result.approval_id,
         "result_digest": digest(result.output) if executed else None,
+        "result": result.output if executed else None,  # the span type redacts and cuts it
         "result_chars": len(result.output),
         "truncated": result.truncated,
         "error": result.error,

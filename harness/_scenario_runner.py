@@ -252,20 +252,31 @@ def _run_scenario(
             checkpoint=checkpoint,
         ),
     )
-    return _without_own_key(trace, provider)
+    return _without_own_key(trace, provider, live)
 
 
-def _without_own_key(trace: Trace, provider: ProviderChoice) -> Trace:
+def _without_own_key(trace: Trace, provider: ProviderChoice, live: object) -> Trace:
     """A live run's trace with the run's own API key cut out wherever a reply, a tool result or
     the answer quoted it: the trace feeds every report, so this one cut keeps them all clean
-    (the redactor cannot know a key with no recognisable shape). Replays never pay for it."""
-    settings = provider.settings
-    if settings is None or provider.kind != "openai":
+    (the redactor cannot know a key with no recognisable shape). A cassette replay does not
+    know the key, but finds it where the recording cut it (`CassetteProvider.keys`): the same
+    cut. Scripted replays never pay for it."""
+    if provider.kind == "openai" and provider.settings is not None:
+        from harness.providers._credential import cuttable_keys
+
+        keys = cuttable_keys(provider.settings.api_key)
+    elif provider.kind == "cassette":
+        from harness.providers._cassette import CassetteProvider
+
+        keys = live.keys if isinstance(live, CassetteProvider) else []
+    else:
         return trace
-    from harness.providers._credential import cut_key, cuttable_keys
+    if not keys:
+        return trace
+    from harness.providers._credential import cut_key
 
     data = trace.model_dump(mode="json")
-    cut = cut_key(data, cuttable_keys(settings.api_key))
+    cut = cut_key(data, keys)
     return trace if cut == data else Trace.model_validate(cut)
 
 

@@ -41,6 +41,17 @@ def _redact_mapping(value: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 Redacted = Annotated[str, AfterValidator(redact_text)]
+
+# How much of a tool's result a trace keeps to show (report.html): redacted whole, then cut,
+# so a secret straddling the cut is masked before it could be half-kept.
+RESULT_SHOWN_CHARS = 2000
+
+
+def _redact_then_cap(value: str | None) -> str | None:
+    if value is None:
+        return None
+    shown = redact_text(value)
+    return shown if len(shown) <= RESULT_SHOWN_CHARS else shown[:RESULT_SHOWN_CHARS] + " [...]"
 """Free text that may quote a secret: stored masked."""
 
 
@@ -96,6 +107,11 @@ class ToolCallSpan(_Span):
     result_digest: str | None = None
     result_chars: int = 0
     truncated: bool = False
+    result: Annotated[str | None, AfterValidator(_redact_then_cap)] = Field(
+        default=None,
+        description="An executed call's result as the model saw it, redacted, then cut to "
+        f"{RESULT_SHOWN_CHARS} characters; None for a call that did not execute.",
+    )
     error: Redacted | None = None
     matched_rules: list[str] = Field(
         default_factory=list, description="Every rule that applied to the call."

@@ -295,6 +295,12 @@ def refusal_has_no_output(trace: Trace) -> Iterator[TraceProblem]:
             yield TraceProblem(
                 "refusal_has_no_output", _at(index), "an executed call has no result digest"
             )
+        if span.outcome != "executed" and span.result is not None:
+            yield TraceProblem(
+                "refusal_has_no_output",
+                _at(index),
+                f"a {span.outcome} call has result text; only executed calls have one",
+            )
 
 
 def held_calls(trace: Trace) -> Iterator[TraceProblem]:

@@ -272,6 +272,12 @@ class CassetteProvider:
     def identity(self) -> ProviderIdentity:
         return self._identity
 
+    @property
+    def keys(self) -> list[str]:
+        """The run's API key as found where the recording cut it (empty until it is found):
+        the runner cuts it from the trace as a live run cuts its own."""
+        return list(self._tape.keys)
+
     def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelTurn:
         cassette = self._tape.cassette
         model = cassette.model if cassette is not None else ""

@@ -478,7 +478,7 @@ def _span(span: Span) -> str:
             f'<li class="k-tool_call o-{e(span.outcome)}">{head}<strong>tool call</strong> '
             f"<code>{e(span.tool)}</code> {_badge(span.outcome)}"
             f"{' ' + _badge(span.effect) if span.effect else ''}{unknown}"
-            f"{_kv(rows)}<pre>{e(args)}</pre></li>"
+            f"{_kv(rows)}<pre>{e(args)}</pre>{_result_text(span)}</li>"
         )
     if isinstance(span, ApprovalSpan):
         rows = [("approval", span.approval_id), ("call", span.call_id)]
@@ -524,6 +524,16 @@ def _span(span: Span) -> str:
 def _badge(value: str, label: str | None = None) -> str:
     slug = "".join(ch if ch.isalnum() or ch == "_" else "-" for ch in value.lower())
     return f'<span class="badge b-{slug}">{e(label or value)}</span>'
+
+
+def _result_text(span: ToolCallSpan) -> str:
+    """An executed call's result as the trace keeps it (redacted, cut), folded away."""
+    if span.result is None:
+        return ""
+    return (
+        f'<details class="result"><summary>result text ({span.result_chars} chars)</summary>'
+        f"<pre>{e(span.result)}</pre></details>"
+    )
 
 
 def _kv(rows: list[tuple[str, str]]) -> str:

@@ -56,7 +56,7 @@ def test_an_executed_call_rewritten_as_blocked_contradicts_the_completed_status(
         span = _tool_span(data, "executed")
         span.update(
             outcome="blocked", effect="block", result_digest=None, result_chars=0,
-            reason="blocked_by_rule",
+            reason="blocked_by_rule", result=None,
         )  # fmt: skip
 
     found = _problems("read-order-lookup", forge)
