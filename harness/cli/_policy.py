@@ -92,8 +92,8 @@ def _rule_table(policy: Policy) -> str:
     "mcp_config",
     type=POLICY_FILE,
     default=None,
-    help="Also know these MCP servers' tools (read from the config's lock when it stands for "
-    "them).",
+    help="Also know these MCP servers' tools: read from the config's lock when it stands for "
+    "them, else the servers are started to list them (as `proctor check` does).",
 )
 def check_command(file: Path, mcp_config: Path | None) -> None:
     """Validate FILE and list its rules. A bad file exits 3 and names the line to fix.
