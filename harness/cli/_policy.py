@@ -100,8 +100,9 @@ def check_command(file: Path, mcp_config: Path | None) -> None:
 
     Every tool name, glob and namespace in a rule's `match` must select a known tool: the
     built-in tools, plus the MCP servers' tools of --mcp-config. MCP tools are named
-    `mcp.<server>.<tool>`: without --mcp-config, names under `mcp.` are not checked (a note
-    says so).
+    `mcp.<server>.<tool>` and are known only with --mcp-config: without it, a name that selects
+    no built-in tool but may select an MCP tool (`mcp.demo`, `*.echo`) is not checked, and a
+    note says so.
     """
     if mcp_config is None:
         from governance.tools import builtin_registry  # the tool modules, not the MCP ones
