@@ -24,7 +24,7 @@ from governance import (
     digest,
 )
 from governance.arguments import ArgumentRefused, prepare_arguments
-from governance.policy import Explanation, Policy, explain, load_policy
+from governance.policy import Explanation, Policy, check_tool_names, explain, load_policy
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -87,9 +87,37 @@ def _rule_table(policy: Policy) -> str:
 
 @policy_group.command("check")
 @click.argument("file", type=POLICY_FILE)
-def check_command(file: Path) -> None:
-    """Validate FILE and list its rules. A bad file exits 3 and names the line to fix."""
-    policy = load_policy(file)
+@click.option(
+    "--mcp-config",
+    "mcp_config",
+    type=POLICY_FILE,
+    default=None,
+    help="Also know these MCP servers' tools: read from the config's lock when it stands for "
+    "them, else the servers are started to list them (as `proctor check` does).",
+)
+def check_command(file: Path, mcp_config: Path | None) -> None:
+    """Validate FILE and list its rules. A bad file exits 3 and names the line to fix.
+
+    Every tool name, glob and namespace in a rule's `match` must select a known tool: the
+    built-in tools, plus the MCP servers' tools of --mcp-config. MCP tools are named
+    `mcp.<server>.<tool>` and are known only with --mcp-config: without it, a name that selects
+    no built-in tool but may select an MCP tool (`mcp.demo`, `*.echo`) is not checked, and a
+    note says so.
+    """
+    if mcp_config is None:
+        from governance.tools import builtin_registry  # the tool modules, not the MCP ones
+
+        registry = builtin_registry()
+    else:
+        from harness._suite_check import mcp_listing
+
+        registry, started = mcp_listing(mcp_config.resolve())
+        if started is not None:
+            click.echo(f"note: {started}", err=True)
+    known = [descriptor.name for descriptor in registry.descriptors()]
+    policy, notes = check_tool_names(file, known, mcp_known=mcp_config is not None)
+    for note in notes:
+        click.echo(f"note: {file}: {note}", err=True)
     click.echo(_rule_table(policy))
     count = len(policy.rules)
     click.echo(f"OK: {count} rule{'s' if count != 1 else ''}, digest {policy.digest}")

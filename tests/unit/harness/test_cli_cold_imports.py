@@ -266,3 +266,18 @@ def test_listing_tools_of_a_locked_mcp_config_loads_neither_openai_nor_the_mcp_s
     assert code == codes.OK
     assert spawned == []
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES) == []
+
+
+def test_checking_a_policy_against_a_locked_mcp_config_starts_nothing_and_loads_no_sdk(
+    tmp_path: Path,
+) -> None:
+    config = REPO / "scenarios" / "mcp" / "servers" / "demo.yaml"
+    policy = REPO / "scenarios" / "policies" / "mcp.yaml"
+    code, spawned, modules, stderr = _spawned_and_loaded(
+        tmp_path, "policy", "check", str(policy), "--mcp-config", str(config)
+    )
+    assert code == codes.OK, stderr
+    assert spawned == []
+    assert "note:" not in stderr
+    assert "governance.mcp._client" not in modules
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY_PACKAGES) == []
