@@ -354,7 +354,7 @@ def _load_file(
     if "scenarios" in data:
         loaded = _load_list(path, data, lines, found)
     else:
-        loaded = _load_one(path, data, (), lines, 0, found)
+        loaded = _load_one(path, data, lines, None, 0, found)
     problems.extend(sorted(found, key=lambda p: p.line or 0))
     return [replace(item, display_path=shown) for item in loaded]
 
@@ -382,35 +382,33 @@ def _load_list(
             )
         )
         return []
-    # Each item's lines, in one pass: filtering the whole file's map per item is quadratic.
+    # Each item's lines, relative to the item, in one pass: filtering the whole file's map per
+    # item is quadratic.
     per_item: dict[int, dict[Loc, int]] = {}
     for loc, line in lines.items():
-        if len(loc) >= 2 and loc[0] == "scenarios" and isinstance(loc[1], int):
-            per_item.setdefault(loc[1], {})[loc] = line
+        if len(loc) > 2 and loc[0] == "scenarios" and isinstance(loc[1], int):
+            own = per_item.get(loc[1])
+            if own is None:
+                own = per_item[loc[1]] = {}
+            own[loc[2:]] = line
     loaded: list[LoadedScenario] = []
     for index, item in enumerate(items):
-        own = per_item.get(index, {})
-        loaded.extend(_load_one(path, item, ("scenarios", index), own, index, problems))
+        first = lines.get(("scenarios", index), 1)
+        loaded.extend(_load_one(path, item, per_item.get(index, {}), first, index, problems))
     return loaded
 
 
 def _load_one(
     path: Path,
     data: Any,
-    base: Loc,
-    all_lines: Mapping[Loc, int],
+    lines: dict[Loc, int],
+    first: int | None,
     index: int,
     problems: list[_Problem],
 ) -> list[LoadedScenario]:
-    depth = len(base)
-    lines = {
-        loc[depth:]: line
-        for loc, line in all_lines.items()
-        if len(loc) > depth and loc[:depth] == base
-    }
-    if base:
-        first = all_lines.get(base, 1)
-    else:
+    """One scenario: `lines` relative to it, `first` the line of its list item (None: the
+    file is this one scenario, which starts at its first key)."""
+    if first is None:
         first = min((line for loc, line in lines.items() if len(loc) == 1), default=1)
     ident = data.get("id") if isinstance(data, dict) else None
     label = ident if isinstance(ident, str) and ident.strip() else f"#{index + 1}"

@@ -147,6 +147,8 @@ def load_checked_suite(
             kept.append(item.packed())
         if checked_files is not None:
             checked_files.clean = clean
+            if clean and checked_files.store is not None:
+                checked_files.policies = checked_files.store.policies(items)  # still unpacked
         return kept
 
     suite = CheckedSuite()
@@ -178,14 +180,16 @@ class _CleanFiles:
     def __init__(self, store: CheckCache | None) -> None:
         self.store = store
         self.clean = False
+        self.policies: dict[str, str] | None = None  # of the clean file, read before packing
 
     def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None:
         return None if self.store is None else self.store.get(file, raw, shown)
 
     def put(self, raw: bytes, items: Sequence[LoadedScenario]) -> None:
         if self.store is not None and self.clean:
-            self.store.put(raw, items)
+            self.store.put(raw, items, self.policies)
         self.clean = False
+        self.policies = None
 
 
 class CheckedSuite(Sequence[LoadedScenario]):
