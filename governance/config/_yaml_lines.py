@@ -6,11 +6,14 @@ bombs, nesting deeper than MAX_DEPTH, non-finite numbers and lone surrogates are
 than guessed at; the text itself is checked first (governance.config._text). Every problem is
 the caller's error class: no PyYAML, recursion or Unicode exception escapes.
 
-Where PyYAML has libyaml, a document is composed by libyaml's C parser (~15x faster) and walked
-by the same code as the pure-Python loader's nodes: same tags, scalar types, checks and lines.
-libyaml's composer recurses in C without a depth guard, so a non-recursive pass over its events
-measures the nesting first; any document the fast path does not load cleanly is loaded again
-by the pure-Python loader, whose result or error is the one returned.
+Where PyYAML has libyaml, a plain document (one, without anchors, aliases or explicit tags, and
+nothing to refuse: a scenario suite, a policy) is built straight from libyaml's parser events
+in one iterative pass, with the same resolver, constructor, values and lines. Anything else is
+composed by libyaml's C parser (~15x faster than PyYAML's) and walked by the same code as the
+pure-Python loader's nodes: same tags, scalar types, checks and lines. libyaml's composer
+recurses in C without a depth guard, so a non-recursive pass over its events measures the
+nesting first; any document the fast paths do not load cleanly is loaded again by the
+pure-Python loader, whose result or error is the one returned.
 """
 
 from __future__ import annotations
@@ -255,6 +258,20 @@ if _CLoader is not None:
 # libyaml takes a tab as a separator where PyYAML refuses it, and resolves a lone `!` tag to a
 # string where PyYAML resolves the plain scalar. Text with either goes the pure-Python way.
 _LIBYAML_DIFFERS = re.compile(r"\t|(?<!\w)!")
+_LONE_BANG = re.compile(r"(?<!\w)!")
+
+
+def _libyaml_differs(text: str) -> bool:
+    """`_LIBYAML_DIFFERS.search(text)`, found in C-speed scans: that pattern tries its
+    lookbehind at every position of the text; this one only where a `!` is."""
+    if "\t" in text:
+        return True
+    at = text.find("!")
+    while at != -1:
+        if _LONE_BANG.match(text, at):  # the lookbehind sees the character before `at`
+            return True
+        at = text.find("!", at + 1)
+    return False
 
 
 def _nesting_within_limit(text: str) -> bool:
@@ -415,7 +432,7 @@ def _load_fast(
 ) -> tuple[Any, dict[Loc, int]] | None:
     """The document through libyaml, or None when it must go the pure-Python way (no libyaml,
     too deep, or any problem: the pure-Python loader words the error)."""
-    if _FastLoader is None or _LIBYAML_DIFFERS.search(text):
+    if _FastLoader is None or _libyaml_differs(text):
         return None
     plain = _load_events(text)
     if plain is not None:

@@ -242,7 +242,7 @@ def test_without_libyaml_the_pure_python_loader_still_loads_and_locates(
 def test_whatever_the_event_walk_returns_is_exactly_what_the_pure_python_loader_returns(
     text: str,
 ) -> None:
-    if _yaml_lines._LIBYAML_DIFFERS.search(text):
+    if _yaml_lines._libyaml_differs(text):
         return  # never offered to libyaml
     walked = _load_events(text)
     if walked is not None:
@@ -299,3 +299,15 @@ def test_the_event_walk_counts_nodes_like_the_composing_walk(
     assert _load_events("a: [1, 2, 3]\n") is None
     with pytest.raises(ConfigError, match="more than 4 YAML nodes"):
         load_yaml_with_lines("a: [1, 2, 3]\n", "doc.yaml", _error)
+
+
+@FUZZ
+@given(documents)
+@example("a !b")
+@example("é!\n")
+@example("_!x")
+@example("x\n!y")
+def test_the_scan_for_what_libyaml_reads_differently_finds_what_the_pattern_finds(
+    text: str,
+) -> None:
+    assert _yaml_lines._libyaml_differs(text) == bool(_yaml_lines._LIBYAML_DIFFERS.search(text))
