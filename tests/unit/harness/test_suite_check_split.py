@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from harness import _suite_check_split
 from harness._check_cache import default_cache_dir
 from harness._errors import ScenarioError
 from harness._scenario_load import FileOutcome
 from harness._suite_check import load_checked_suite
-from harness._suite_check_split import shares, split_in_two
+from harness._suite_check_split import can_split, shares, split_in_two
 
 GOOD = """\
   - id: {id}
@@ -30,6 +31,16 @@ GOOD = """\
 """
 UNKNOWN_TOOL = GOOD.replace("tool: fs.read", "tool: fs.reed")
 BAD_SCHEMA = GOOD.replace("status: completed", "status: finished")
+
+
+@pytest.fixture(autouse=True)
+def _fork_even_beside_stray_threads(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread another test left behind would make every check here run in one process,
+    and the split would go untested: fork anyway (the work forked here takes no lock)."""
+    if "thread" not in request.node.name:
+        monkeypatch.setattr(_suite_check_split, "can_split", lambda: True)
 
 
 def _write(root: Path, files: dict[str, list[str]]) -> Path:
@@ -144,6 +155,7 @@ def test_with_another_thread_alive_nothing_is_forked(tmp_path: Path) -> None:
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
+        assert not can_split()
         pids = _pids(files, lambda file, shown: ([os.getpid()], []))
     finally:
         stop.set()
