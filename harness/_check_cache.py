@@ -188,8 +188,10 @@ class CheckCache:
             self._policy_digests[path] = _file_digest(path)
         return self._policy_digests[path]
 
-    def _policies(self, items: Sequence[LoadedScenario]) -> dict[str, str] | None:
-        """policy as the scenarios write it -> the SHA-256 of the file it resolves to now."""
+    def policies(self, items: Sequence[LoadedScenario]) -> dict[str, str] | None:
+        """policy as the scenarios write it -> the SHA-256 of the file it resolves to now
+        (None when one cannot be read). Ask while the scenarios are still unpacked: a packed
+        one is inflated and validated again to be asked its policy."""
         found: dict[str, str] = {}
         for item in items:
             named = item.scenario.policy
@@ -215,14 +217,21 @@ class CheckCache:
             OSError, ValueError, TypeError, KeyError, zlib.error, ValidationError, RecursionError
         ):  # fmt: skip
             return None  # unreadable or not what was stored: checked again, then replaced
-        if items is None or self._policies(items) != entry["policies"]:
+        if items is None or self.policies(items) != entry["policies"]:
             return None
         return items
 
-    def put(self, raw: bytes, items: Sequence[LoadedScenario]) -> None:
+    def put(
+        self,
+        raw: bytes,
+        items: Sequence[LoadedScenario],
+        policies: dict[str, str] | None = None,
+    ) -> None:
         """Store `items` (every scenario of a file whose bytes are `raw`, each checked and
-        passed) for the next load. Best effort: a cache that cannot be written is skipped."""
-        policies = self._policies(items)
+        passed) for the next load; `policies` is `self.policies(items)` when already known.
+        Best effort: a cache that cannot be written is skipped."""
+        if policies is None:
+            policies = self.policies(items)
         if not items or policies is None:
             return
         key = self._key(raw)
@@ -245,8 +254,8 @@ class CheckCache:
                 return  # someone else's, or writable by others: never written to (or trusted)
             fd, tmp = tempfile.mkstemp(dir=self._directory, prefix=".entry-")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(entry, handle, separators=(",", ":"))
+                with os.fdopen(fd, "wb") as handle:  # one C-encoded string, not a chunk stream
+                    handle.write(json.dumps(entry, separators=(",", ":")).encode("utf-8"))
                 os.replace(tmp, self._directory / f"{key}.json")
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -309,4 +318,3 @@ def cache_for(registry_digest: Callable[[], str]) -> CheckCache | None:
     if key is None:
         return None
     return CheckCache(directory, checker_digest(registry_digest()), key)
-

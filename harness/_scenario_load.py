@@ -14,7 +14,7 @@ import re
 import types
 import typing
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -215,6 +215,13 @@ def load_selected(
     return selected, chosen
 
 
+FileOutcome = tuple[list["LoadedScenario"], list["_Problem"]]  # a file's scenarios, problems
+FileWork = Callable[[Path, str], FileOutcome]
+# Runs `work` on every (file, display path), yielding the outcomes in file order (it may run
+# some of them elsewhere: harness._suite_check_split).
+FileSplit = Callable[[Sequence[tuple[Path, str]], FileWork], Iterator[FileOutcome]]
+
+
 def stream_scenarios(
     paths: Sequence[Path],
     keep: Callable[[list[LoadedScenario]], object],
@@ -222,13 +229,15 @@ def stream_scenarios(
     picker: Picker | None = None,
     each_file: Callable[[list[LoadedScenario]], list[LoadedScenario]] | None = None,
     cache: FileCache | None = None,
+    split: FileSplit | None = None,
 ) -> Selected | None:
     """`load_scenarios`, each file's selected scenarios handed to `keep` as soon as the file is
     loaded (and passed through `each_file`), so a big suite is never held whole here: a checked
     suite packs them to disk. Every problem is still raised at the end, all at once, so what
     `keep` was given is the suite only when this returns. A file `cache` has is not loaded,
-    nor passed through `each_file`; one loaded without a problem is offered to it. Returns
-    what `picker` selected (None when no selector was given)."""
+    nor passed through `each_file`; one loaded without a problem is offered to it. `split`
+    may read, load and check files elsewhere, handing back their outcomes in file order.
+    Returns what `picker` selected (None when no selector was given)."""
     problems: list[_Problem] = []
     files: list[tuple[Path, str]] = []
     seen: set[Path] = set()
@@ -241,17 +250,23 @@ def stream_scenarios(
     picker = picker or EVERYTHING.picker()
     ids = _DuplicateIds()
     any_selected = False
-    for file, shown in files:
-        raw = _read_file(file, problems)
+
+    def work(file: Path, shown: str) -> FileOutcome:
+        found: list[_Problem] = []
+        raw = _read_file(file, found)
         if raw is None:
-            continue
+            return [], found
         items = cache.get(file, raw, shown) if cache is not None else None
         if items is None:
-            before = len(problems)
-            items = _load_file(file, raw, shown, problems)
+            items = _load_file(file, raw, shown, found)
             items = each_file(items) if each_file is not None else items
-            if cache is not None and len(problems) == before:
+            if cache is not None and not found:
                 cache.put(raw, items)
+        return items, found
+
+    outcomes = split(files, work) if split is not None else (work(*f) for f in files)
+    for items, found in outcomes:
+        problems.extend(found)
         ids.add(items)
         if picker.active:  # tags are read (packed scenarios inflated) only to select
             selected = [s for s in items if picker.pick(s.scenario_id, s.scenario.tags)]
@@ -354,7 +369,7 @@ def _load_file(
     if "scenarios" in data:
         loaded = _load_list(path, data, lines, found)
     else:
-        loaded = _load_one(path, data, (), lines, 0, found)
+        loaded = _load_one(path, data, lines, None, 0, found)
     problems.extend(sorted(found, key=lambda p: p.line or 0))
     return [replace(item, display_path=shown) for item in loaded]
 
@@ -382,35 +397,33 @@ def _load_list(
             )
         )
         return []
-    # Each item's lines, in one pass: filtering the whole file's map per item is quadratic.
+    # Each item's lines, relative to the item, in one pass: filtering the whole file's map per
+    # item is quadratic.
     per_item: dict[int, dict[Loc, int]] = {}
     for loc, line in lines.items():
-        if len(loc) >= 2 and loc[0] == "scenarios" and isinstance(loc[1], int):
-            per_item.setdefault(loc[1], {})[loc] = line
+        if len(loc) > 2 and loc[0] == "scenarios" and isinstance(loc[1], int):
+            own = per_item.get(loc[1])
+            if own is None:
+                own = per_item[loc[1]] = {}
+            own[loc[2:]] = line
     loaded: list[LoadedScenario] = []
     for index, item in enumerate(items):
-        own = per_item.get(index, {})
-        loaded.extend(_load_one(path, item, ("scenarios", index), own, index, problems))
+        first = lines.get(("scenarios", index), 1)
+        loaded.extend(_load_one(path, item, per_item.get(index, {}), first, index, problems))
     return loaded
 
 
 def _load_one(
     path: Path,
     data: Any,
-    base: Loc,
-    all_lines: Mapping[Loc, int],
+    lines: dict[Loc, int],
+    first: int | None,
     index: int,
     problems: list[_Problem],
 ) -> list[LoadedScenario]:
-    depth = len(base)
-    lines = {
-        loc[depth:]: line
-        for loc, line in all_lines.items()
-        if len(loc) > depth and loc[:depth] == base
-    }
-    if base:
-        first = all_lines.get(base, 1)
-    else:
+    """One scenario: `lines` relative to it, `first` the line of its list item (None: the
+    file is this one scenario, which starts at its first key)."""
+    if first is None:
         first = min((line for loc, line in lines.items() if len(loc) == 1), default=1)
     ident = data.get("id") if isinstance(data, dict) else None
     label = ident if isinstance(ident, str) and ident.strip() else f"#{index + 1}"

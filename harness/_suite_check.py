@@ -21,6 +21,8 @@ from harness._check_cache import CheckCache, cache_for
 from harness._errors import ScenarioError
 from harness._scenario_contract import ContractViolation, check_contract
 from harness._scenario_load import (
+    FileOutcome,
+    FileWork,
     LoadedScenario,
     resolve_mcp_config,
     resolve_policy_path,
@@ -28,6 +30,7 @@ from harness._scenario_load import (
 )
 from harness._select import Selected, Selection
 from harness._spill import Spill
+from harness._suite_check_split import split_in_two
 
 
 def registry_for(loaded: LoadedScenario) -> ToolRegistry:
@@ -98,6 +101,7 @@ def load_checked_suite(
     *,
     use_cache: bool = True,
     selection: Selection | None = None,
+    jobs: int = 1,
 ) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
@@ -112,6 +116,9 @@ def load_checked_suite(
 
     `selection` (else `tags`) chooses the scenarios (`harness._select`); only those are
     contract-checked, and the suite's `selected` says what was chosen (None: the whole suite).
+
+    With `jobs` > 1 the files are loaded and checked in two processes
+    (`harness._suite_check_split`), with the same outcome.
     """
     picker = (selection or Selection.of(tags=tags)).picker()
     policies: dict[Path, Policy] = {}
@@ -147,7 +154,24 @@ def load_checked_suite(
             kept.append(item.packed())
         if checked_files is not None:
             checked_files.clean = clean
+            if clean and checked_files.store is not None:
+                checked_files.policies = checked_files.store.policies(items)  # still unpacked
         return kept
+
+    def take() -> tuple[list[ContractViolation], list[LoadedScenario]]:
+        """In a split check's helper: what checking its last file added here."""
+        left = (violations[:], waiting[:])
+        violations.clear()
+        waiting.clear()
+        return left
+
+    def give(left: tuple[list[ContractViolation], list[LoadedScenario]]) -> None:
+        violations.extend(left[0])
+        waiting.extend(left[1])
+
+    def split(files: Sequence[tuple[Path, str]], work: FileWork) -> Iterator[FileOutcome]:
+        builtin_registry()  # built once, before the fork: both sides use it
+        return split_in_two(files, work, take, give)
 
     suite = CheckedSuite()
     suite.selected = stream_scenarios(
@@ -158,6 +182,7 @@ def load_checked_suite(
         cache=checked_files
         if checked_files is not None and checked_files.store is not None
         else None,
+        split=split if jobs > 1 else None,
     )
     configs = _list_mcp_servers_at_once(waiting)
     if note is not None:
@@ -178,14 +203,16 @@ class _CleanFiles:
     def __init__(self, store: CheckCache | None) -> None:
         self.store = store
         self.clean = False
+        self.policies: dict[str, str] | None = None  # of the clean file, read before packing
 
     def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None:
         return None if self.store is None else self.store.get(file, raw, shown)
 
     def put(self, raw: bytes, items: Sequence[LoadedScenario]) -> None:
         if self.store is not None and self.clean:
-            self.store.put(raw, items)
+            self.store.put(raw, items, self.policies)
         self.clean = False
+        self.policies = None
 
 
 class CheckedSuite(Sequence[LoadedScenario]):

@@ -6,11 +6,14 @@ bombs, nesting deeper than MAX_DEPTH, non-finite numbers and lone surrogates are
 than guessed at; the text itself is checked first (governance.config._text). Every problem is
 the caller's error class: no PyYAML, recursion or Unicode exception escapes.
 
-Where PyYAML has libyaml, a document is composed by libyaml's C parser (~15x faster) and walked
-by the same code as the pure-Python loader's nodes: same tags, scalar types, checks and lines.
-libyaml's composer recurses in C without a depth guard, so a non-recursive pass over its events
-measures the nesting first; any document the fast path does not load cleanly is loaded again
-by the pure-Python loader, whose result or error is the one returned.
+Where PyYAML has libyaml, a plain document (one, without anchors, aliases or explicit tags, and
+nothing to refuse: a scenario suite, a policy) is built straight from libyaml's parser events
+in one iterative pass, with the same resolver, constructor, values and lines. Anything else is
+composed by libyaml's C parser (~15x faster than PyYAML's) and walked by the same code as the
+pure-Python loader's nodes: same tags, scalar types, checks and lines. libyaml's composer
+recurses in C without a depth guard, so a non-recursive pass over its events measures the
+nesting first; any document the fast paths do not load cleanly is loaded again by the
+pure-Python loader, whose result or error is the one returned.
 """
 
 from __future__ import annotations
@@ -24,8 +27,15 @@ import yaml
 from yaml.events import (
     CollectionEndEvent,
     CollectionStartEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
     MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
     SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
 )
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
@@ -248,6 +258,20 @@ if _CLoader is not None:
 # libyaml takes a tab as a separator where PyYAML refuses it, and resolves a lone `!` tag to a
 # string where PyYAML resolves the plain scalar. Text with either goes the pure-Python way.
 _LIBYAML_DIFFERS = re.compile(r"\t|(?<!\w)!")
+_LONE_BANG = re.compile(r"(?<!\w)!")
+
+
+def _libyaml_differs(text: str) -> bool:
+    """`_LIBYAML_DIFFERS.search(text)`, found in C-speed scans: that pattern tries its
+    lookbehind at every position of the text; this one only where a `!` is."""
+    if "\t" in text:
+        return True
+    at = text.find("!")
+    while at != -1:
+        if _LONE_BANG.match(text, at):  # the lookbehind sees the character before `at`
+            return True
+        at = text.find("!", at + 1)
+    return False
 
 
 def _nesting_within_limit(text: str) -> bool:
@@ -269,13 +293,150 @@ def _nesting_within_limit(text: str) -> bool:
     return True
 
 
+class _Unusual(Exception):
+    """Outside what the event walk loads itself: the composing fast path (then, for anything
+    it refuses, the pure-Python loader) takes the document."""
+
+
+class _Open:
+    """A mapping or list being filled by the event walk."""
+
+    __slots__ = ("container", "flow", "key", "loc", "name")
+
+    def __init__(self, container: dict[str, Any] | list[Any], loc: Loc, flow: bool) -> None:
+        self.container = container
+        self.loc = loc
+        self.flow = flow  # inside a flow collection (`[..]`, `{..}`)
+        self.name: str | None = None  # a mapping's key whose value comes next
+        self.key: Loc = ()  # that key's location
+
+
+def _load_events(text: str) -> tuple[Any, dict[Loc, int]] | None:
+    """The plain document (one, no anchor, alias or explicit tag, nothing refused) built
+    straight from libyaml's events, with every line: no node tree and one parse (the
+    composing path parses twice, to bound the nesting its C composer recurses over). None for
+    anything else, which the composing path loads or refuses exactly as before."""
+    loader = _CLoader(text)
+    try:
+        if loader.yaml_path_resolvers:
+            return None  # a tag would then depend on the path, not only on the value
+        return _walk_events(loader)
+    except Exception:  # noqa: BLE001 - _Unusual, or anything libyaml refuses: the next path words it
+        return None
+    finally:
+        loader.dispose()
+
+
+def _walk_events(loader: Any) -> tuple[Any, dict[Loc, int]]:
+    """The same values, lines, node count and depth limit as `_Walk`, built from the events;
+    `_Unusual` for whatever `_Walk` would refuse or treats specially."""
+    get = loader.get_event
+    if type(get()) is not StreamStartEvent:
+        raise _Unusual
+    event = get()
+    if type(event) is StreamEndEvent:
+        return None, {}
+    if type(event) is not DocumentStartEvent:
+        raise _Unusual
+    lines: dict[Loc, int] = {}
+    tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+    built: dict[tuple[str, str], Any] = {}
+    stack: list[_Open] = []
+    root: Any = None
+    nodes = 0
+
+    def scalar(event: Any, flow: bool) -> Any:
+        value: str = event.value
+        if flow and not event.style and "?" in value:
+            raise _Unusual  # libyaml and PyYAML end such a plain scalar differently
+        key = (value, event.implicit)
+        tag = tags.get(key)
+        if tag is None:
+            tag = tags[key] = loader.resolve(ScalarNode, value, event.implicit)
+        if tag == _STR_TAG or tag == _TIMESTAMP_TAG:
+            result: Any = value
+        elif tag in _PLAIN_TAGS:
+            made = (tag, value)
+            if made not in built:
+                node = ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
+                built[made] = loader.construct_object(node, deep=True)
+            result = built[made]
+            if isinstance(result, float) and not math.isfinite(result):
+                raise _Unusual
+        else:
+            raise _Unusual  # a merge key, or a tag the walk refuses
+        if isinstance(result, str) and not result.isascii() and lone_surrogate(result) is not None:
+            raise _Unusual  # surrogates to pair (or refuse): the walk's
+        return result
+
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is MappingEndEvent or kind is SequenceEndEvent:
+            stack.pop()
+            continue
+        if kind is DocumentEndEvent:
+            break
+        if kind is not ScalarEvent and kind is not MappingStartEvent:
+            if kind is not SequenceStartEvent:
+                raise _Unusual  # an alias, or anything unexpected
+        if event.anchor is not None or event.tag is not None:
+            raise _Unusual
+        line = event.start_mark.line + 1
+        where: Loc = ()
+        flow = False
+        if stack:
+            top = stack[-1]
+            container, flow = top.container, top.flow
+            if type(container) is dict:
+                if top.name is None:  # this event is a key
+                    if kind is not ScalarEvent:
+                        raise _Unusual
+                    key = scalar(event, flow)
+                    if type(key) is not str or key in container:
+                        raise _Unusual  # a key that is no string, or a duplicate
+                    top.name, top.key = key, (*top.loc, key)
+                    lines[top.key] = line
+                    continue
+                where = top.key
+            else:
+                where = (*top.loc, len(container))
+                lines[where] = line
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise _Unusual
+        if kind is ScalarEvent:
+            value = scalar(event, flow)
+        else:
+            if len(where) >= MAX_DEPTH:
+                raise _Unusual
+            value = {} if kind is MappingStartEvent else []
+        if stack:
+            top = stack[-1]
+            if type(top.container) is dict:
+                top.container[top.name] = value  # type: ignore[index]
+                top.name = None
+            else:
+                top.container.append(value)  # type: ignore[union-attr]
+        else:
+            root = value
+        if kind is not ScalarEvent:
+            stack.append(_Open(value, where, flow or bool(event.flow_style)))
+    if type(get()) is not StreamEndEvent:
+        raise _Unusual  # a second document: the composing path words the error
+    return root, lines
+
+
 def _load_fast(
     text: str, path: str, error_factory: ErrorFactory, subject: str
 ) -> tuple[Any, dict[Loc, int]] | None:
     """The document through libyaml, or None when it must go the pure-Python way (no libyaml,
     too deep, or any problem: the pure-Python loader words the error)."""
-    if _FastLoader is None or _LIBYAML_DIFFERS.search(text):
+    if _FastLoader is None or _libyaml_differs(text):
         return None
+    plain = _load_events(text)
+    if plain is not None:
+        return plain
     try:
         if not _nesting_within_limit(text):
             return None

@@ -158,7 +158,9 @@ def run_command(
     replayed = cassette_of(provider)
     if replayed is None:
         scenarios = without_live_only(
-            load_checked_suite(list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection)
+            load_checked_suite(
+                list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection, jobs=jobs
+            )
         )
     else:  # the live run's scenarios, live-only ones included; every file read before running
         scenarios = load_checked_suite(

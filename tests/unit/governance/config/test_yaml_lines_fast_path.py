@@ -1,4 +1,4 @@
-"""The libyaml fast path of the line-tracking YAML loader agrees exactly with the pure-Python one.
+"""The libyaml fast paths of the line-tracking YAML loader agree exactly with the pure-Python one.
 
 Differential: generated documents (valid ones dumped in every style, then mutated token by
 token; and token soups) go through both loaders. Wherever the fast path returns a result, it is
@@ -21,7 +21,12 @@ from hypothesis import strategies as st
 
 from governance.config import _yaml_lines
 from governance.config._text import MAX_DEPTH, check_text
-from governance.config._yaml_lines import _load_fast, _load_slow, load_yaml_with_lines
+from governance.config._yaml_lines import (
+    _load_events,
+    _load_fast,
+    _load_slow,
+    load_yaml_with_lines,
+)
 from governance.core._errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[4]
@@ -223,3 +228,86 @@ def test_without_libyaml_the_pure_python_loader_still_loads_and_locates(
     with pytest.raises(ConfigError) as caught:
         load_yaml_with_lines("a: 1\nb: 2\na: 3\n", "doc.yaml", _error)
     assert caught.value.line == 3
+
+
+# -- the event walk: plain documents built straight from libyaml's events -------------------
+
+
+@needs_libyaml
+@FUZZ
+@given(documents)
+@example("a: 1\na: 2")
+@example("k: 2026-12-01\nv: 1:20\nw: 0o17\nx: 017\ny: On\nz: ~\nq: [a, {b: null}]\n")
+@example("- é\n- '\\ud83d'\n- \"\\ud83d\\ude00\"\n")
+def test_whatever_the_event_walk_returns_is_exactly_what_the_pure_python_loader_returns(
+    text: str,
+) -> None:
+    if _yaml_lines._libyaml_differs(text):
+        return  # never offered to libyaml
+    walked = _load_events(text)
+    if walked is not None:
+        data, lines = walked
+        assert ("ok", _typed(data), sorted(lines.items(), key=repr)) == _outcome(_slow, text)
+
+
+@needs_libyaml
+def test_every_shipped_scenario_and_policy_file_is_walked_from_events_with_its_lines() -> None:
+    files = sorted((REPO / "scenarios").rglob("*.yaml"))
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        walked = _load_events(text)
+        assert walked is not None, path
+        assert walked == _load_slow(text, str(path), _error, "file"), path
+
+
+@needs_libyaml
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\nb: *x\n",  # anchors and aliases: the composing path counts their expansions
+        "a: !!str 1\n",  # explicit tags
+        "a: 1\na: 2\n",  # a duplicate key: refused, at its line
+        "<<: {a: 1}\n",  # a merge key: refused
+        "? [a]\n: b\n",  # a key that is not a string
+        "yes: 1\n",  # a key read as a boolean
+        "a: .nan\n",  # a non-finite number
+        "a: 1\n---\nb: 2\n",  # a second document
+        "[a?b]\n",  # read differently by libyaml and PyYAML
+        "a: [\n",  # not YAML at all
+        "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),  # past the depth limit
+    ],
+)
+def test_anything_outside_the_plain_subset_is_handed_on_not_loaded(text: str) -> None:
+    assert _load_events(text) is None
+
+
+def test_a_refused_document_still_gets_the_pure_python_loaders_error_and_line() -> None:
+    text = "a: 1\nb:\n  c: 2\n  c: 3\n"
+    with pytest.raises(ConfigError) as caught:
+        load_yaml_with_lines(text, "doc.yaml", _error)
+    assert caught.value.line == 4
+    assert "duplicate key 'c' in b (first on line 3)" in caught.value.message
+
+
+@needs_libyaml
+def test_the_event_walk_counts_nodes_like_the_composing_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_yaml_lines, "MAX_NODES", 4)
+    assert _load_events("a: [1, 2]\n") is not None  # the root, the list, two items: 4 nodes
+    assert _load_events("a: [1, 2, 3]\n") is None
+    with pytest.raises(ConfigError, match="more than 4 YAML nodes"):
+        load_yaml_with_lines("a: [1, 2, 3]\n", "doc.yaml", _error)
+
+
+@FUZZ
+@given(documents)
+@example("a !b")
+@example("é!\n")
+@example("_!x")
+@example("x\n!y")
+def test_the_scan_for_what_libyaml_reads_differently_finds_what_the_pattern_finds(
+    text: str,
+) -> None:
+    assert _yaml_lines._libyaml_differs(text) == bool(_yaml_lines._LIBYAML_DIFFERS.search(text))
