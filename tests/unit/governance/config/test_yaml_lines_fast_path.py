@@ -311,3 +311,19 @@ def test_the_scan_for_what_libyaml_reads_differently_finds_what_the_pattern_find
     text: str,
 ) -> None:
     assert _yaml_lines._libyaml_differs(text) == bool(_yaml_lines._LIBYAML_DIFFERS.search(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tool: shell\neffect: block\nwhen:\n\ufeff  negate: true\n",
+        "a:\n\ufeff  b: 1",
+        "a: [x,\n\ufeffy]",
+        "a: 1\n\ufeff\nb: 2",
+        "- a,b\n\ufeff",
+    ],
+)
+def test_a_byte_order_mark_past_the_start_is_read_as_pyyaml_reads_it(text: str) -> None:
+    # libyaml skips a U+FEFF anywhere; PyYAML takes one past the start as text, so the nesting
+    # of a policy would hinge on an invisible character and on whether libyaml is installed.
+    assert _outcome(load_yaml_with_lines, text) == _outcome(_slow, text)
