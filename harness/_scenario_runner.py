@@ -273,10 +273,16 @@ def _without_own_key(trace: Trace, provider: ProviderChoice, live: object) -> Tr
         return trace
     if not keys:
         return trace
-    from harness.providers._credential import cut_key
+    from harness._spans import RESULT_CUT_MARK, RESULT_SHOWN_CHARS
+    from harness.providers._credential import cut_key, cut_key_at_end
 
     data = trace.model_dump(mode="json")
     cut = cut_key(data, keys)
+    for span in cut["spans"]:  # a result cut to its shown length may end in half a key
+        if span.get("kind") == "tool_call" and isinstance(span.get("result"), str):
+            span["result"] = cut_key_at_end(
+                span["result"], keys, RESULT_CUT_MARK, RESULT_SHOWN_CHARS
+            )
     return trace if cut == data else Trace.model_validate(cut)
 
 

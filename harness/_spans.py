@@ -45,13 +45,16 @@ Redacted = Annotated[str, AfterValidator(redact_text)]
 # How much of a tool's result a trace keeps to show (report.html): redacted whole, then cut,
 # so a secret straddling the cut is masked before it could be half-kept.
 RESULT_SHOWN_CHARS = 2000
+RESULT_CUT_MARK = " [...]"
 
 
 def _redact_then_cap(value: str | None) -> str | None:
     if value is None:
         return None
     shown = redact_text(value)
-    return shown if len(shown) <= RESULT_SHOWN_CHARS else shown[:RESULT_SHOWN_CHARS] + " [...]"
+    if len(shown) <= RESULT_SHOWN_CHARS:
+        return shown
+    return shown[:RESULT_SHOWN_CHARS] + RESULT_CUT_MARK
 """Free text that may quote a secret: stored masked."""
 
 

@@ -37,3 +37,18 @@ def cut_key(value: Any, keys: list[str]) -> Any:
     if isinstance(value, list | tuple):
         return [cut_key(item, keys) for item in value]
     return value
+
+
+def cut_key_at_end(text: str, keys: list[str], end: str, limit: int) -> str:
+    """`text` (which ends with `end`, the mark of a cut at `limit` characters) with a key's
+    beginning that the cut left just before `end` replaced by KEY_MASK, still within `limit`:
+    a key cut in half is no longer the whole key `cut_key` looks for."""
+    if not text.endswith(end):
+        return text
+    body = text[: len(text) - len(end)]
+    for key in keys:
+        for size in range(min(len(key), len(body)), 0, -1):
+            if body.endswith(key[:size]):
+                kept = body[: len(body) - size][: max(0, limit - len(KEY_MASK))]
+                return kept + KEY_MASK + end
+    return text

@@ -78,3 +78,24 @@ def test_report_html_folds_the_result_text_and_escapes_it() -> None:
     assert "<script>" not in html and "</details><b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;/details&gt;" in html
     assert _result_text(_span(outcome="blocked", result=None, result_digest=None)) == ""
+
+
+def test_a_live_key_cut_in_half_by_the_shown_length_leaves_no_part_of_it() -> None:
+    from harness._scenario_runner import ProviderChoice, _without_own_key
+    from harness.providers._settings import ProviderSettings
+
+    key = "correct-horse-battery-staple-orbit-lantern-quietly"  # no shape the redactor knows
+    data = json.loads((TRACES / "read-order-lookup.json").read_text("utf-8"))
+    span = next(s for s in data["spans"] if s["kind"] == "tool_call")
+    span["result"] = "a" * (RESULT_SHOWN_CHARS - 19) + " " + key + " tail" * 20
+    trace = Trace.model_validate({**data, "run_id": "r"})
+    stored = trace.spans[int(span["id"][1:]) - 1]
+    assert isinstance(stored, ToolCallSpan) and stored.result is not None
+    assert key[:12] in stored.result  # the cut kept the key's first half
+    settings = ProviderSettings(base_url="http://127.0.0.1:1/v1", model="m", api_key=key)
+    cleaned = _without_own_key(trace, ProviderChoice("openai", settings), None)
+    text = cleaned.model_dump_json()
+    assert key[:6] not in text
+    shown = next(s for s in cleaned.spans if isinstance(s, ToolCallSpan)).result
+    assert shown is not None and shown.endswith("[REDACTED:api_key] [...]")
+    assert len(shown) <= RESULT_SHOWN_CHARS + len(" [...]")
