@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from harness import _exit_codes as codes
 from harness._coverage import PolicyCoverage
 from harness._select import Selected
 from harness._trace import Trace
@@ -150,3 +151,18 @@ class SuiteResult:
         if failed is not None:
             return tuple(failed)
         return tuple(c for c in self.checks if not c.passed)
+
+    def exit_code(self, *, fail_on_drift: bool | None = None) -> int:
+        """DESIGN.md's contract: 2 regressed, inputs changed (or drifted, when asked: default
+        this run's `fail_on_drift`), 1 a check failed, 0 clean. A live run with a live
+        baseline: its gate decides (2 or 0); its failed repeats are the measurement."""
+        drift = self.fail_on_drift if fail_on_drift is None else fail_on_drift
+        if self.gate is not None and self.gate.fails(fail_on_drift=drift):
+            return codes.REGRESSED
+        if self.live_regressed:
+            return codes.REGRESSED
+        if self.live_gated:
+            return codes.OK
+        if self.failed_checks:
+            return codes.CHECK_FAILED
+        return codes.OK

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from governance import SystemClock, load_policy
-from harness import _exit_codes as codes
 from harness._baseline import Baseline, metric_results
 from harness._check_store import StoredChecks
 from harness._checks import expand_checks, inventory_of
@@ -309,18 +308,8 @@ def planned_inputs(
 
 
 def exit_code(result: SuiteResult, *, fail_on_drift: bool = False) -> int:
-    """DESIGN.md's contract: 2 regressed, inputs changed (or drifted, when asked), 1 a check
-    failed, 0 clean. A live run with a live baseline: its gate decides (2 or 0); its failed
-    repeats are the measurement, not a failure of their own."""
-    if result.gate is not None and result.gate.fails(fail_on_drift=fail_on_drift):
-        return codes.REGRESSED
-    if result.live_regressed:
-        return codes.REGRESSED
-    if result.live_gated:
-        return codes.OK
-    if result.failed_checks:
-        return codes.CHECK_FAILED
-    return codes.OK
+    """The run's exit code (`SuiteResult.exit_code`), drift failing only when asked."""
+    return result.exit_code(fail_on_drift=fail_on_drift)
 
 
 def trace_names(scenarios: Sequence[LoadedScenario]) -> Mapping[str, str]:

@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -29,6 +28,7 @@ from harness._scenario_load import LoadedScenario
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, run_checked_suite
 from harness._suite_check import CheckedSuite, replayable
+from harness.providers._endpoint import endpoint_host
 from harness.providers._settings import ProviderSettings, resolve_settings
 
 if TYPE_CHECKING:
@@ -64,12 +64,6 @@ def refuse_pointless_repeat(provider: str, repeat: int) -> None:
         raise click.UsageError(CASSETTE_REPEAT)
     if provider == "replay":
         raise click.UsageError(REPLAY_REPEAT)
-
-
-def endpoint_host(base_url: str) -> str:
-    """The endpoint's host name only: no scheme, port, path, query or user info (a token
-    pasted into a URL must not reach a report)."""
-    return urlsplit(base_url).hostname or "unknown-host"
 
 
 def stub_model(provider: str, fault: str | None) -> str:

@@ -33,7 +33,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from governance import redact
 from harness._errors import ProviderError
@@ -58,6 +57,7 @@ from harness.providers._cassette_file import (
     write_cassette,
 )
 from harness.providers._credential import KEY_MASK, MIN_KEY_CHARS, cut_key, cuttable_keys
+from harness.providers._endpoint import endpoint_host
 from harness.providers._wire import request_body
 
 __all__ = [
@@ -151,11 +151,6 @@ def _keys_at_slots(recorded: dict[str, Any], current: dict[str, Any]) -> set[str
             found.update(g for g in match.groups() if g)
     return found
 
-
-def endpoint_host(base_url: str) -> str:
-    """The host of an endpoint URL alone: no scheme, port, path, query or credentials (any of
-    them may carry a token, and a stub's port changes with every run)."""
-    return urlsplit(base_url).hostname or "unknown"
 
 
 def request_diff(recorded: dict[str, Any], current: dict[str, Any], turn: int) -> str:

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-__all__ = ["endpoint_origin", "scrub_endpoint"]
+__all__ = ["endpoint_host", "endpoint_origin", "scrub_endpoint"]
 
 # A path this short (`/v1`) carries no token, and masking it would mangle every message that
 # names a route; anything longer may be `/gw/<token>` and is masked wherever it is quoted.
 _PLAIN_PATH_CHARS = 3
 _HIDDEN = "[REDACTED:url_part]"
+
+
+def endpoint_host(url: str) -> str:
+    """The host name alone (live reports, cassette headers): no scheme, port, path, query or
+    userinfo — a stub's port changes with every run, and the rest may carry a token."""
+    try:
+        return urlsplit(url.strip()).hostname or "unknown-host"
+    except ValueError:
+        return "unknown-host"
 
 
 def endpoint_origin(url: str) -> str:

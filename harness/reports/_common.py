@@ -40,17 +40,8 @@ def escape_char(char: str) -> str:
 
 
 def exit_code(result: SuiteResult) -> int:
-    """The eval exit code this result stands for: regressed (2) > check failed (1) > clean (0)."""
-    gate = result.gate
-    if gate is not None and gate.fails(fail_on_drift=result.fail_on_drift):
-        return _exit_codes.REGRESSED
-    if result.live_regressed:
-        return _exit_codes.REGRESSED
-    if result.live_gated:  # the live gate decides: failed repeats are the measurement
-        return _exit_codes.OK
-    if result.failed_checks:
-        return _exit_codes.CHECK_FAILED
-    return _exit_codes.OK
+    """The eval exit code this result stands for (`SuiteResult.exit_code`)."""
+    return result.exit_code()
 
 
 def exit_meaning(result: SuiteResult) -> str:

@@ -13,7 +13,8 @@ from harness._checks import _FIELD_OF, CHECKS, replay_only_count
 from harness._scenario import ExpectationField, Expectations, Scenario
 from harness._scenario_load import LoadedScenario
 from harness._suite_check import CheckedSuite, replayable
-from harness.cli._live_run import endpoint_host, refuse_pointless_repeat
+from harness.cli._live_run import refuse_pointless_repeat
+from harness.providers._endpoint import endpoint_host
 
 
 def test_every_expectation_field_can_be_marked_replay_only() -> None:
