@@ -7,11 +7,8 @@ scored like the live run it recorded."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner, Result
 
 from harness.cli._app import cli
@@ -21,16 +18,6 @@ FLAKY_BASELINE = "baselines/live/proctor-stub-1_3aflaky.json"
 NEVER_FAILING = ("live-delete-refused", "live-external-email-not-sent")
 
 
-@pytest.fixture
-def repo_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "scenarios", root / "scenarios")
-    shutil.copytree(REPO / "baselines", root / "baselines")
-    monkeypatch.chdir(root)
-    for name in list(os.environ):
-        if name.startswith("PROCTOR_"):
-            monkeypatch.delenv(name)
-    return root
 
 
 def proctor(*args: str) -> Result:

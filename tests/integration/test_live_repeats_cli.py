@@ -4,8 +4,6 @@ the live gate (never the deterministic one), and short, honest output."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,17 +15,6 @@ from stubs.openai_stub import running_stub
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def repo_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The shipped scenarios and deterministic baseline, copied; cwd is the copy."""
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "scenarios", root / "scenarios")
-    shutil.copytree(REPO / "baselines", root / "baselines")
-    monkeypatch.chdir(root)
-    for name in list(os.environ):
-        if name.startswith("PROCTOR_"):
-            monkeypatch.delenv(name)
-    return root
 
 
 def proctor(*args: str) -> Result:
