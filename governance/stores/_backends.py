@@ -44,9 +44,11 @@ from governance.stores._budgets import (
     LedgerRow,
     SettleOutcome,
 )
+from governance.stores._postgres import SCHEMES as POSTGRES_SCHEMES
+from governance.stores._postgres import PostgresTarget
 from governance.stores._sqlite import DURABILITY_MODES, Durability, check_durability
 
-StoreKind = Literal["sqlite", "memory"]
+StoreKind = Literal["sqlite", "memory", "postgres"]
 STORE_URL_ENV: Final = "PROCTOR_STORE_URL"
 
 
@@ -234,17 +236,28 @@ class StoreSpec:
     kind: StoreKind
     directory: Path | None = None
     durability: Durability = "fsync"
+    postgres: PostgresTarget | None = None  # kind == "postgres": the server
 
     @property
     def url(self) -> str:
+        """The URL that parses back to this spec (a Postgres password included: never print
+        it; `display` is for people)."""
         if self.kind == "memory":
             return "memory:"
+        if self.postgres is not None:
+            return self.postgres.dsn
         where = "" if self.directory is None else self.directory.as_posix()
         return f"sqlite://{where}?durability={self.durability}"
 
+    @property
+    def display(self) -> str:
+        """The URL without a password."""
+        return self.postgres.display if self.postgres is not None else self.url
+
 
 def parse_store_url(url: str, *, durability: Durability | None = None) -> StoreSpec:
-    """`sqlite` / `sqlite:///abs/dir[?durability=os]` / `memory:` (alias `ephemeral`).
+    """`sqlite` / `sqlite:///abs/dir[?durability=os]` / `memory:` (alias `ephemeral`) /
+    `postgresql://user:password@host:port/dbname` (libpq's URL; `postgres://` too).
 
     `durability` (when given) overrides the URL's. Raises StoreUrlError naming the fix.
     """
@@ -261,15 +274,17 @@ def parse_store_url(url: str, *, durability: Durability | None = None) -> StoreS
     if text == "sqlite":
         return StoreSpec("sqlite", None, _mode(durability or "fsync", modes))
     parts = urlsplit(text)
-    if parts.scheme in ("postgresql", "postgres"):
-        raise StoreUrlError(
-            f"store URL {_safe(parts)}: the PostgreSQL backend is not available yet; use "
-            "sqlite:///<dir> or memory:"
-        )
+    if parts.scheme in POSTGRES_SCHEMES:
+        if durability is not None:
+            raise StoreUrlError(
+                f"durability {durability!r} applies to SQLite file stores; PostgreSQL's "
+                "durability is the server's (synchronous_commit)"
+            )
+        return StoreSpec("postgres", postgres=PostgresTarget(text))
     if parts.scheme != "sqlite" or parts.netloc or parts.fragment:
         raise StoreUrlError(
             f"store URL {_safe(parts)} is not understood; use sqlite, sqlite:///<dir> "
-            "(an absolute directory) or memory:"
+            "(an absolute directory), memory: or postgresql://user@host:port/dbname"
         )
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - {"durability"})

@@ -1,0 +1,132 @@
+"""Versioned schema of the PostgreSQL store, applied by `proctor store migrate`.
+
+Each migration is a version number and the statements that take the database from the previous
+version to it. Every missing migration is applied in ONE transaction with its version rows,
+under an advisory lock (PostgreSQL DDL is transactional: a failure leaves the database as it
+was; two migrators at once: the second waits, then finds nothing to do). A store refuses to open a
+database whose version differs from the code's: older asks for `proctor store migrate`, newer
+asks for a newer Proctor (never a silent write to a schema this code does not know).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from governance.core._errors import GovernanceError
+from governance.stores._postgres import (
+    PostgresTarget,
+    PostgresUnavailable,
+    connect,
+    first_line,
+    psycopg,
+)
+
+# An arbitrary constant: the advisory lock key every migrator takes.
+_MIGRATION_LOCK: Final = 0x50524F43  # "PROC"
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_VERSION_TABLE: Final = """
+CREATE TABLE IF NOT EXISTS proctor_schema (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)
+"""
+
+# Append only: a released migration is never edited (a database may already be at it).
+MIGRATIONS: Final[tuple[Migration, ...]] = ()
+
+
+class StoreSchemaError(GovernanceError):
+    """The database's schema is not the one this code speaks; the message says what to run."""
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationResult:
+    before: int
+    after: int
+    applied: tuple[Migration, ...]
+
+
+def latest_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    return migrations[-1].version if migrations else 0
+
+
+def current_version(conn: Any) -> int:
+    """The database's version: 0 for a database Proctor never migrated."""
+    row = conn.execute("SELECT to_regclass('proctor_schema') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    found = conn.execute("SELECT coalesce(max(version), 0) FROM proctor_schema").fetchone()
+    return int(found[0]) if found else 0
+
+
+def require_current(
+    conn: Any, target: PostgresTarget, migrations: Sequence[Migration] = MIGRATIONS
+) -> None:
+    """Refuse a database this code does not speak (before any store reads or writes it)."""
+    have, want = current_version(conn), latest_version(migrations)
+    if have == want:
+        return
+    if have > want:
+        raise StoreSchemaError(
+            f"the PostgreSQL store {target.display} is at schema version {have}, newer than "
+            f"this Proctor knows (up to {want}): upgrade Proctor; nothing was written"
+        )
+    raise StoreSchemaError(
+        f"the PostgreSQL store {target.display} is at schema version {have}, this Proctor "
+        f"needs {want}: run `proctor store migrate --store <url>` (or with PROCTOR_STORE_URL "
+        "set); nothing was written"
+    )
+
+
+def migrate(
+    target: PostgresTarget, migrations: Sequence[Migration] = MIGRATIONS
+) -> MigrationResult:
+    """Apply every migration the database lacks, all in one transaction."""
+    _check_sequence(migrations)
+    driver = psycopg()
+    conn = connect(target)
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(_VERSION_TABLE)
+            before = current_version(conn)
+            want = latest_version(migrations)
+            if before > want:
+                raise StoreSchemaError(
+                    f"the PostgreSQL store {target.display} is at schema version {before}, "
+                    f"newer than this Proctor knows (up to {want}): upgrade Proctor; "
+                    "nothing was changed"
+                )
+            applied = tuple(m for m in migrations if m.version > before)
+            for migration in applied:
+                for statement in migration.statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO proctor_schema (version, description) VALUES (%s, %s)",
+                    (migration.version, migration.description),
+                )
+        return MigrationResult(before, latest_version(migrations) if applied else before, applied)
+    except driver.Error as exc:
+        raise PostgresUnavailable(
+            f"migrating the PostgreSQL store {target.display} failed; nothing was changed: "
+            f"{first_line(exc)}"
+        ) from exc
+    finally:
+        conn.close()
+
+
+def _check_sequence(migrations: Sequence[Migration]) -> None:
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migrations must be numbered 1, 2, 3, ... in order, not {versions}")
