@@ -1,5 +1,6 @@
-"""Store contract tests take `backend`: each runs once per backend (SQLite file, memory)."""
+"""Store contract tests take `backend`: each runs once per backend (SQLite file, memory,
+PostgreSQL)."""
 
-from tests.store_backends import backend
+from tests.store_backends import backend, migrated_template
 
-__all__ = ["backend"]
+__all__ = ["backend", "migrated_template"]
