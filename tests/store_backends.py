@@ -92,7 +92,7 @@ def migrated_template(postgres_cluster: Any) -> str:
 
     url = postgres_cluster.create_database("template")
     migrate(PostgresTarget(url))
-    return url.rsplit("/", 1)[1]
+    return str(url.rsplit("/", 1)[1])
 
 
 @pytest.fixture(params=BACKENDS)

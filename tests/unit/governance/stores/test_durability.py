@@ -182,7 +182,7 @@ def test_store_urls_name_their_backend(url: str, spec: StoreSpec) -> None:
         ("sqlite://relative/dir", "not understood"),
         ("sqlite:///x?durability=never", "unknown durability"),
         ("sqlite:///x?sync=off", "unknown option"),
-        ("postgresql://u:hunter2@db/p", "not available yet"),
+        ("mysql://u:hunter2@db/p", "not understood"),
     ],
 )
 def test_a_store_url_that_names_no_backend_is_refused_with_the_fix(url: str, message: str) -> None:
