@@ -663,19 +663,24 @@ def check_claims(
     """The answer's identifiers and action claims against the run's request and calls."""
     registry = list(descriptors)
     by_name = {d.name: d for d in registry}
-    evidence = _evidence_texts(request, calls)
-    id_fields = _id_fields(calls)
     findings: list[ClaimFinding] = []
 
     claims = action_claims(answer)
     acted_on = _acted_on(claims, calls, by_name, registry)
     identifiers = identifiers_in(answer)
+    # Read from the results only when an identifier must be looked up: most answers name none.
+    evidence: list[str] | None = None
+    id_fields: list[tuple[str, int]] = []
     seen: set[str] = set()
     for recogniser, value in identifiers:
         if value in seen:
             continue
         seen.add(value)
-        if value not in acted_on and not _appears(recogniser, value, evidence, id_fields):
+        if value in acted_on:
+            continue
+        if evidence is None:
+            evidence, id_fields = _evidence_texts(request, calls), _id_fields(calls)
+        if not _appears(recogniser, value, evidence, id_fields):
             findings.append(
                 ClaimFinding(
                     "unsupported_identifier",

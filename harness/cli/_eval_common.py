@@ -105,8 +105,11 @@ def _git(cwd: Path | None, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool) -> int:
-    """Print the terminal report, write the artifacts, return the exit code."""
+def finish(
+    result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool, jobs: int = 1
+) -> int:
+    """Print the terminal report, write the artifacts, return the exit code. `jobs`: the
+    processes the run was given (more than one: the reports are written by two)."""
     # The reports state the exit code too: they must count drift exactly as the exit code does.
     result = dataclasses.replace(result, fail_on_drift=fail_on_drift)
     click.echo(render_terminal(result))
@@ -114,7 +117,7 @@ def finish(result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool)
         click.echo("NOT GATED: no baseline was compared; regressions cannot be detected.")
     if report_dir is not None:
         key = report_key()
-        written = write_reports(result, report_dir, key=key)
+        written = write_reports(result, report_dir, key=key, jobs=jobs)
         click.echo(f"reports: {written['report.html'].parent}")
         if key:
             click.echo(f"manifest: signed (HMAC-SHA256 with {REPORT_KEY_ENV})")

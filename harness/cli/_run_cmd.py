@@ -206,7 +206,7 @@ def run_command(
     if replayed is not None:
         report_misses(result.checks)
         _say_replay_only_skipped(scenarios)
-    return finish(result, report_dir, fail_on_drift=fail_on_drift)
+    return finish(result, report_dir, fail_on_drift=fail_on_drift, jobs=jobs)
 
 
 def _say_replay_only_skipped(scenarios: Sequence[LoadedScenario]) -> None:

@@ -19,12 +19,13 @@ from harness.reports._html import html_chunks
 from harness.reports._json import json_report_chunks
 from harness.reports._junit import junit_chunks
 from harness.reports._markdown import render_markdown
+from harness.reports._side_process import side_process
 
 TRACES_DIR = "traces"
 
 
 def write_reports(
-    result: SuiteResult, report_dir: Path, *, key: bytes | None = None
+    result: SuiteResult, report_dir: Path, *, key: bytes | None = None, jobs: int = 1
 ) -> dict[str, Path]:
     """Write traces/, junit.xml, summary.md, report.html, report.json and manifest.json (last).
 
@@ -32,6 +33,8 @@ def write_reports(
     files of an earlier run in the same directory are removed so they cannot be re-scored as this
     run's. The manifest pins every trace and report.json by digest, signed with `key` when one
     is given. Returns the written paths keyed by file name (`traces` for the directory).
+    `jobs > 1` (a run given that many processes): report.html is written by a forked child
+    meanwhile (`harness.reports._side_process`); the bytes are the same either way.
     """
     traces_dir = prepare_report_dir(report_dir)
     traces = result.traces
@@ -46,18 +49,24 @@ def write_reports(
             stale.unlink()
     del current
 
-    paths = {
-        "junit.xml": _write_chunks(report_dir / "junit.xml", junit_chunks(result)),
-        "summary.md": _write(report_dir / "summary.md", _encode(render_markdown(result))),
-        "report.html": _write_chunks(report_dir / "report.html", html_chunks(result)),
-    }
-    relative = _Relative(names)
-    report_digest = hashlib.sha256()
-    paths["report.json"] = _write_chunks(
-        report_dir / "report.json",
-        itertools.chain(json_report_chunks(result, relative), ["\n"]),
-        digest=report_digest,
-    )
+    html = report_dir / "report.html"
+
+    def write_html() -> None:
+        _write_chunks(html, html_chunks(result))
+
+    with side_process(write_html, "report.html", fork=jobs > 1):
+        paths = {
+            "junit.xml": _write_chunks(report_dir / "junit.xml", junit_chunks(result)),
+            "summary.md": _write(report_dir / "summary.md", _encode(render_markdown(result))),
+            "report.html": html,
+        }
+        relative = _Relative(names)
+        report_digest = hashlib.sha256()
+        paths["report.json"] = _write_chunks(
+            report_dir / "report.json",
+            itertools.chain(json_report_chunks(result, relative), ["\n"]),
+            digest=report_digest,
+        )
     digest_of = _digest_lookup(traces)
     entries = ((sid, relative[sid], digest_of(sid)) for sid in sorted(names))
     manifest = manifest_chunks(
