@@ -32,7 +32,14 @@ from harness._file_tree import FileTree
 from harness._http_fixture import HttpFixture
 
 if TYPE_CHECKING:
-    from governance.mcp import McpConfig, McpToolSource, PinSet, StartedProcess
+    from governance.mcp import (
+        McpConfig,
+        McpSession,
+        McpToolSource,
+        PinSet,
+        SessionKey,
+        StartedProcess,
+    )
 
 _FAST_SCRATCH = Path("/dev/shm")
 
@@ -77,6 +84,7 @@ class SuiteCache:
         self._builtin_registry: ToolRegistry | None = None
         self._root = root
         self._mcp: dict[tuple[Path, str], list[McpToolSource]] = {}
+        self._sessions: dict[SessionKey, McpSession] = {}  # by launch (`session_key`)
 
     def policy(self, path: Path) -> Policy:
         """The compiled policy of `path` as its bytes are now: parsed once per content digest."""
@@ -137,19 +145,24 @@ class SuiteCache:
         return path
 
     # -- MCP servers (one session per worker for stateless configs) ---------------------------
+    #
+    # A session (one server process) is keyed by its launch (`session_key`): the configs of a
+    # suite that launch the same stateless server exactly alike (command, arguments, whole child
+    # environment, cwd) share it, each with its own source on it, so the mapping and the pins
+    # stay the config's own. A config any of whose servers is not stateless never shares.
 
     def prestart_mcp(self, configs: Sequence[Path]) -> None:
         """Start the servers of every stateless config in `configs` without waiting for them:
         they boot (a Python process each, ~0.5 s) while the scenarios before theirs run. Their
         processes are started before this process imports the MCP SDK (~0.4 s), so both
-        imports overlap. A config that is not stateless, or cannot be read, is left to its
-        first scenario."""
+        imports overlap; one process per distinct launch. A config that is not stateless, or
+        cannot be read, is left to its first scenario."""
         if not configs:
             return  # nothing to import either
-        from governance.mcp import load_mcp_config, load_pins, start_stdio_process
+        from governance.mcp import load_mcp_config, load_pins, session_key, start_stdio_process
 
-        planned: list[tuple[tuple[Path, str], McpConfig, PinSet, list[StartedProcess | None]]]
-        planned = []
+        planned: list[tuple[tuple[Path, str], McpConfig, PinSet]] = []
+        started: dict[SessionKey, StartedProcess] = {}
         try:
             for config in configs:
                 try:
@@ -162,16 +175,19 @@ class SuiteCache:
                     pins = load_pins(mcp.lock_path)
                 except (ConfigError, OSError):
                     continue  # the scenario that uses it reports the problem when it runs
-                planned.append((key, mcp, pins, []))
+                planned.append((key, mcp, pins))
                 for spec in mcp.servers:
-                    planned[-1][3].append(start_stdio_process(spec))
-            for key, mcp, pins, started in planned:
-                self._mcp[key] = self._begin_sources(mcp, pins, started)
-        finally:  # whatever was not handed to a source (an import that failed) is stopped
-            for _, _, _, started in planned:
-                for process in started:
+                    launch = session_key(spec, os.environ)
+                    if launch is None or launch in self._sessions or launch in started:
+                        continue
+                    process = start_stdio_process(spec)
                     if process is not None:
-                        process.discard()  # a no-op once its source took it
+                        started[launch] = process
+            for key, mcp, pins in planned:
+                self._mcp[key] = self._begin_sources(mcp, pins, started)
+        finally:  # whatever no session took (an import that failed) is stopped
+            for process in started.values():
+                process.discard()  # a no-op once its session took it
 
     def shared_mcp_sources(self, config: Path) -> list[McpToolSource] | None:
         """The MCP sources of `config` kept for every scenario of this worker, when each of its
@@ -191,34 +207,56 @@ class SuiteCache:
             if not all(spec.stateless for spec in mcp.servers):
                 return None
             pins = load_pins(mcp.lock_path)
-            found = self._mcp[key] = self._begin_sources(mcp, pins, [None] * len(mcp.servers))
+            found = self._mcp[key] = self._begin_sources(mcp, pins, {})
         for source in found:
             source.wait_started()  # a no-op once it is up (or failed)
         return found
 
-    @staticmethod
     def _begin_sources(
-        mcp: McpConfig, pins: PinSet, started: Sequence[StartedProcess | None]
+        self, mcp: McpConfig, pins: PinSet, started: dict[SessionKey, StartedProcess]
     ) -> list[McpToolSource]:
-        from governance.mcp import McpToolSource  # imports the MCP SDK
+        """`mcp`'s sources, each on the session of its launch (started now unless this worker
+        has it already, adopting a process from `started` when there is one)."""
+        from governance.mcp import McpSession, McpToolSource, session_key  # imports the SDK
 
-        sources = [
-            McpToolSource(spec, pins=pins, started=process)
-            for spec, process in zip(mcp.servers, started, strict=True)
-        ]
+        sources: list[McpToolSource] = []
+        for spec in mcp.servers:
+            launch = session_key(spec, os.environ)
+            if launch is None:  # not shareable (e.g. HTTP): the source owns its session
+                sources.append(McpToolSource(spec, pins=pins))
+                continue
+            session = self._sessions.get(launch)
+            if session is None:
+                process = started.pop(launch, None)
+                session = self._sessions[launch] = McpSession(spec, started=process)
+            sources.append(McpToolSource(spec, pins=pins, session=session))
         for source in sources:
             source.begin()  # side by side: each is waited for by its first scenario
         return sources
 
     def release_mcp_sources(self, config: Path) -> None:
-        """After a scenario: sources that are no longer pristine (crashed, restarted, timed out)
-        are closed, so the next scenario starts them afresh and sees nothing of this one."""
+        """After a scenario: when a source of `config` is no longer pristine (crashed,
+        restarted, timed out), every session it ran on is closed, with every source of any
+        config on those sessions, so the next scenario starts them afresh and sees nothing of
+        this one."""
         key = self._mcp_key(config)
         sources = self._mcp.get(key)
-        if sources is not None and not all(source.reusable() for source in sources):
-            del self._mcp[key]
-            for source in sources:
-                source.close()
+        if sources is None or all(source.reusable() for source in sources):
+            return
+        sessions = {id(source.session): source.session for source in sources}
+        gone = [
+            found
+            for found, others in self._mcp.items()
+            if any(id(other.session) in sessions for other in others)
+        ]
+        closing: list[McpToolSource | McpSession] = []
+        for found in gone:
+            closing.extend(self._mcp.pop(found))
+        for launch in [k for k, v in self._sessions.items() if id(v) in sessions]:
+            del self._sessions[launch]
+        closing.extend(sessions.values())
+        for item in closing:
+            item.close()
 
     def _mcp_key(self, config: Path) -> tuple[Path, str]:
         lock = config.with_name(f"{config.stem}.lock.json")
@@ -245,10 +283,15 @@ class SuiteCache:
         closer.start()
         return closer
 
-    def _take_mcp_sources(self) -> list[McpToolSource]:
-        sources = [source for found in self._mcp.values() for source in found]
+    def _take_mcp_sources(self) -> list[McpToolSource | McpSession]:
+        """Every source, then every shared session (a shared session outlives its sources)."""
+        taken: list[McpToolSource | McpSession] = []
+        for found in self._mcp.values():
+            taken.extend(found)
+        taken.extend(self._sessions.values())
         self._mcp.clear()
-        return sources
+        self._sessions.clear()
+        return taken
 
     def _close_scratch(self) -> None:
         self.http_pages.close()
@@ -257,9 +300,9 @@ class SuiteCache:
         self._scratch.cleanup()
 
 
-def _stop_all(sources: Sequence[McpToolSource]) -> None:
-    """Close every source side by side: each waits for its server to exit after its stdin
-    closes (~0.1 s), so one at a time would add up."""
+def _stop_all(sources: Sequence[McpToolSource | McpSession]) -> None:
+    """Close every source and session side by side: each waits for its server to exit after
+    its stdin closes (~0.1 s), so one at a time would add up."""
     closers = [threading.Thread(target=source.close) for source in sources[1:]]
     for closer in closers:
         closer.start()

@@ -21,15 +21,23 @@ from governance.mcp._pins import (
 from governance.mcp._text import neutralise_description
 
 if TYPE_CHECKING:
-    from governance.mcp._client import McpToolSource, open_mcp_sources
-    from governance.mcp._launch import StartedProcess, start_stdio_process
+    from governance.mcp._client import McpSession, McpToolSource, open_mcp_sources
+    from governance.mcp._launch import (
+        SessionKey,
+        StartedProcess,
+        session_key,
+        start_stdio_process,
+    )
 
 # The SDK-bound modules (and anyio, for starting a process) load on first use, so reading a
 # config or a lock imports neither.
 _LAZY = {
+    "McpSession": "governance.mcp._client",
     "McpToolSource": "governance.mcp._client",
     "open_mcp_sources": "governance.mcp._client",
+    "SessionKey": "governance.mcp._launch",
     "StartedProcess": "governance.mcp._launch",
+    "session_key": "governance.mcp._launch",
     "start_stdio_process": "governance.mcp._launch",
 }
 
@@ -43,9 +51,11 @@ __all__ = [
     "McpConfig",
     "McpConfigError",
     "McpLockError",
+    "McpSession",
     "McpToolInfo",
     "McpToolSource",
     "PinSet",
+    "SessionKey",
     "StartedProcess",
     "load_mcp_config",
     "load_pins",
@@ -53,6 +63,7 @@ __all__ = [
     "neutralise_description",
     "open_mcp_sources",
     "pins_for",
+    "session_key",
     "start_stdio_process",
     "write_pins",
 ]

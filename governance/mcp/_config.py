@@ -141,8 +141,10 @@ class _ServerModel(_Model):
     stateless: StrictBool = Field(
         False,
         description="The server keeps no state between calls that one session could see in "
-        "another: a suite run may then keep one session per worker for all its scenarios "
-        "(a session that crashed, timed out or was restarted is replaced).",
+        "another: a suite run may then keep one session per worker for all its scenarios, "
+        "shared with every config whose stateless server is launched exactly alike (command, "
+        "args, environment, cwd); a session that crashed, timed out or was restarted is "
+        "replaced.",
     )
     tools: dict[ToolName, ToolMappingModel] = Field(
         default_factory=dict,

@@ -71,6 +71,22 @@ def stdio_launch(spec: McpServerSpec, environ: Mapping[str, str]) -> StdioLaunch
     return StdioLaunch(command=command, args=spec.args, env=env, cwd=spec.cwd)
 
 
+SessionKey = tuple[object, ...]
+
+
+def session_key(spec: McpServerSpec, environ: Mapping[str, str]) -> SessionKey | None:
+    """What makes two configs' servers one and the same stateless server: the same stdio launch
+    (resolved command, arguments, whole child environment, cwd) and connect timeout. None when
+    `spec` is not stateless, not stdio, or cannot be launched: such a server is never shared."""
+    if not spec.stateless or spec.transport != "stdio":
+        return None
+    launch = stdio_launch(spec, environ)
+    if isinstance(launch, str):
+        return None
+    env = tuple(sorted(launch.env.items()))
+    return ("stdio", launch.command, launch.args, env, launch.cwd, spec.connect_timeout)
+
+
 class StdioProcess:
     """The live child behind one stdio connection: pid, exit code, stderr tail, lost flag."""
 

@@ -11,7 +11,21 @@ A description file (JSON `{"tool": "description"}`) replaces descriptions at sta
 
 from __future__ import annotations
 
-from stubs.mcp_demo._http import serving_http
+from typing import TYPE_CHECKING, Any
+
 from stubs.mcp_demo._server import DESCRIPTIONS, build_server, main
 
+if TYPE_CHECKING:
+    from stubs.mcp_demo._http import serving_http
+
 __all__ = ["DESCRIPTIONS", "build_server", "main", "serving_http"]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP server (uvicorn, starlette, Proctor's own server helpers) loads on first use:
+    # `python -m stubs.mcp_demo` serves stdio and would pay ~0.1 s of imports for nothing.
+    if name == "serving_http":
+        from stubs.mcp_demo._http import serving_http
+
+        return serving_http
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,9 +63,10 @@ FOLDER_API = {
         ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
         fs_tools
         local_tool orders outbox_rows refund_drafts run_read_only_query tickets""",
-    "mcp": """HINTS McpConfig McpConfigError McpLockError McpToolInfo McpToolSource PinSet
-        StartedProcess load_mcp_config load_pins locked_sources neutralise_description
-        open_mcp_sources pins_for start_stdio_process write_mcp_schema write_pins""",
+    "mcp": """HINTS McpConfig McpConfigError McpLockError McpSession McpToolInfo McpToolSource
+        PinSet SessionKey StartedProcess load_mcp_config load_pins locked_sources
+        neutralise_description open_mcp_sources pins_for session_key start_stdio_process
+        write_mcp_schema write_pins""",
 }
 
 
