@@ -33,6 +33,8 @@ from governance.mcp._mapping import McpToolDefinition, build_descriptor, valid_t
 from governance.stores._approvals import ApprovalRequest
 from governance.tools._registry import ToolRegistry
 
+# What a governed call's worker hands back: the run it is recorded on, and its result.
+_Governed = tuple[str, ToolResult]
 APPROVE_COMMAND = "proctor approvals approve {approval_id} --reviewer NAME"
 # How long the post-call hook waits for the firewall to record the outcome it was handed.
 _RECORD_WAIT_SECONDS = 30.0
@@ -59,9 +61,6 @@ class GoAhead:
     """The firewall let the call through: LiteLLM must execute exactly `arguments`."""
 
     arguments: dict[str, Any]
-    run_id: str
-    call_id: str
-    approval_id: str | None = None
 
 
 class Refused(GovernanceError):
@@ -90,15 +89,16 @@ class Refused(GovernanceError):
         return f"blocked by Proctor ({reason}): {why}; nothing was executed"
 
     def detail(self) -> dict[str, Any]:
-        """The refusal as JSON for the client."""
+        """The refusal as JSON for the client. `error` is the sentence: it is all that LiteLLM's
+        MCP endpoint passes on to an MCP client (as the text of an `isError` result)."""
         return {
-            "error": f"proctor_{self.status}",
+            "error": self.message,
+            "code": f"proctor_{self.status}",
             "status": self.status,
             "reason": self.result.reason,
             "approval_id": self.result.approval_id,
             "run_id": self.run_id,
             "call_id": self.result.call_id,
-            "message": self.message,
         }
 
 
@@ -132,7 +132,7 @@ class ToolCallGovernor:
             approval_ttl_seconds=settings.approval_ttl,
         )
         self._lock = threading.Lock()
-        self._in_flight: dict[str, tuple[Ticket, concurrent.futures.Future[ToolResult]]] = {}
+        self._in_flight: dict[str, tuple[Ticket, concurrent.futures.Future[_Governed]]] = {}
 
     def close(self) -> None:
         self.gateway.close()
@@ -181,7 +181,7 @@ class ToolCallGovernor:
         name = self._register(call)
         tool_call = ToolCall(call.call_id, name, dict(call.arguments), call.run_id, call.principal)
         ticket = Ticket(asyncio.get_running_loop())
-        done: concurrent.futures.Future[ToolResult] = concurrent.futures.Future()
+        done: concurrent.futures.Future[_Governed] = concurrent.futures.Future()
         worker = threading.Thread(
             target=self._work,
             args=(tool_call, ticket, done),
@@ -201,13 +201,13 @@ class ToolCallGovernor:
             arguments = ticket.gate.result()
             with self._lock:
                 self._in_flight[call.correlation] = (ticket, done)
-            return GoAhead(arguments, tool_call.run_id, tool_call.call_id)
+            return GoAhead(arguments)
         ticket.gate.cancel()
-        result = await finished
-        raise Refused(result, tool_call.run_id)
+        run_id, result = await finished
+        raise Refused(result, run_id)
 
     def _work(
-        self, call: ToolCall, ticket: Ticket, done: concurrent.futures.Future[ToolResult]
+        self, call: ToolCall, ticket: Ticket, done: concurrent.futures.Future[_Governed]
     ) -> None:
         """The worker thread: the firewall, bound to this call's ticket."""
         self._source.bind(ticket)
@@ -218,12 +218,13 @@ class ToolCallGovernor:
         finally:
             self._source.bind(None)
 
-    def _govern(self, call: ToolCall) -> ToolResult:
+    def _govern(self, call: ToolCall) -> tuple[str, ToolResult]:
+        """The run the call is recorded on (a retry's is its request's) and its result."""
         firewall = self.gateway.firewall
         try:
             request = self._retry_of(call)
         except GovernanceError as exc:
-            return ToolResult(
+            return call.run_id, ToolResult(
                 call_id=call.call_id,
                 tool=call.tool,
                 outcome="blocked",
@@ -232,9 +233,9 @@ class ToolCallGovernor:
                 before_effect=True,
             )
         if request is None:
-            return firewall.call(call)
+            return call.run_id, firewall.call(call)
         if request.status == "pending":
-            return ToolResult(
+            return request.run_id, ToolResult(
                 call_id=request.call_id,
                 tool=call.tool,
                 outcome="held",
@@ -249,7 +250,7 @@ class ToolCallGovernor:
             request.run_id,
             Principal(request.actor, request.agent, request.team),
         )
-        return firewall.resume_held(request.id, resumed)
+        return request.run_id, firewall.resume_held(request.id, resumed)
 
     def _retry_of(self, call: ToolCall) -> ApprovalRequest | None:
         """The held request `call` repeats: same actor, tool and judged arguments, approved and

@@ -27,10 +27,11 @@ from fastapi import HTTPException
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
 from governance.core._contracts import Principal
-from governance.core._errors import GovernanceError
+from governance.core._errors import ConfigError
 from governance.litellm._governor import BrokeredCall, Refused, ToolCallGovernor
 from governance.litellm._response_calls import withhold_disallowed
 from governance.litellm._settings import PREFIX, GuardrailSettings, settings_from
+from governance.stores._backends import StoreUrlError
 
 logger = logging.getLogger("proctor.litellm")
 _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -49,10 +50,9 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
         self._opening = asyncio.Lock()
         try:
             self._governor = ToolCallGovernor(self.proctor_settings)
-        except GovernanceError as exc:
-            # A policy file that does not parse is the operator's to fix: refuse to start.
-            raise exc
-        except Exception as exc:  # the store is unavailable: every call fails closed
+        except (ConfigError, StoreUrlError):
+            raise  # a policy or store URL the operator must fix: the proxy does not start
+        except Exception as exc:  # the store is unreachable: every call fails closed, retried
             logger.error("Proctor cannot open its stores yet; every tool call is refused: %s", exc)
 
     async def _governor_or_refuse(self) -> ToolCallGovernor:
@@ -69,10 +69,10 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
                     raise HTTPException(
                         status_code=503,
                         detail={
-                            "error": "proctor_unavailable",
-                            "status": "blocked",
-                            "message": f"Proctor's stores are unavailable ({exc}); nothing was "
+                            "error": f"Proctor's stores are unavailable ({exc}); nothing was "
                             "executed",
+                            "code": "proctor_unavailable",
+                            "status": "blocked",
                         },
                     ) from None
             return self._governor
