@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from governance._firewall import Firewall
 from governance._gateway import Gateway
 from governance.arguments._snapshot import ArgumentRefused
 from governance.core._clock import Clock
@@ -131,6 +132,12 @@ class ToolCallGovernor:
             store=settings.store_url,
             approval_ttl_seconds=settings.approval_ttl,
         )
+        # Tool calls in model responses are judged by a firewall of their own (same policy, same
+        # audit log) that never executes anything: its tools are placeholders by name and facts.
+        self.response_registry = ToolRegistry()
+        self.response_firewall = Firewall(
+            self.response_registry, self.gateway.policy, self.gateway.audit
+        )
         self._lock = threading.Lock()
         self._in_flight: dict[str, tuple[Ticket, concurrent.futures.Future[_Governed]]] = {}
 
@@ -139,11 +146,11 @@ class ToolCallGovernor:
 
     # -- the tool surface ------------------------------------------------------------------
 
-    def register(self, name: str, descriptor: ToolDescriptor) -> None:
-        """Add a tool first seen now (a second registration of one name is a no-op)."""
+    def register_response_tool(self, descriptor: ToolDescriptor) -> None:
+        """Add a tool the response firewall judges model-proposed calls of (first one wins)."""
         with self._lock:
-            if self._registry.get(name) is None:
-                self._registry.add(descriptor, self._source)
+            if descriptor.name not in self.response_registry:
+                self.response_registry.add(descriptor, self._source)
 
     def _register(self, call: BrokeredCall) -> str:
         """The Proctor name of the call's tool, registered at first sight (Refused when its name

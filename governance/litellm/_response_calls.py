@@ -15,9 +15,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from governance.core._contracts import Decision, Principal, ToolCall
+from governance.core._contracts import Decision, Principal, ToolCall, ToolDescriptor
 from governance.core._errors import GovernanceError
-from governance.mcp._mapping import McpToolDefinition, build_descriptor
+from governance.mcp._config import ToolMapping
+from governance.mcp._mapping import governed_facts
 
 if TYPE_CHECKING:
     from governance.litellm._governor import ToolCallGovernor
@@ -26,18 +27,40 @@ _FUNCTION = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def _tool_name(governor: ToolCallGovernor, function: str) -> str:
-    """The Proctor name a model's function is judged under (registered on first sight)."""
-    registry = governor.gateway.firewall.registry
+    """The Proctor name a model's function is judged under. The judging firewall has a registry
+    of its own: a placeholder registered here never stands in for an MCP tool's real listing.
+    A name neither seen through MCP nor in `proctor_tools` stays unregistered, so the policy's
+    `unknown_tool` default decides it."""
     server, _, tool = function.partition("-")
-    if tool and f"mcp.{server}.{tool}" in registry:
-        return f"mcp.{server}.{tool}"
-    name = f"fn.{function}"
-    if name not in registry:
+    mcp_name = f"mcp.{server}.{tool}" if tool else ""
+    known = governor.gateway.firewall.registry
+    for name in (mcp_name, f"fn.{function}"):
+        if not name:
+            continue
+        if name in governor.response_registry:
+            return name
+        seen = known.get(name)
         mapping = governor.settings.tools.get(name)
-        definition = McpToolDefinition(name=function, input_schema={"type": "object"})
-        descriptor = build_descriptor("fn", definition, mapping)
-        governor.register(name, descriptor)
-    return name
+        if seen is None and mapping is None:
+            continue
+        descriptor = seen or _placeholder(name, governed_facts(mapping, {}))
+        governor.register_response_tool(descriptor)
+        return name
+    return f"fn.{function}"
+
+
+def _placeholder(name: str, facts: ToolMapping) -> ToolDescriptor:
+    return ToolDescriptor(
+        name=name,
+        description="",
+        input_schema={"type": "object"},
+        source="litellm",
+        action_type=facts.action_type,
+        risk=facts.risk,
+        reversible=facts.reversible,
+        external_side_effect=facts.external_side_effect,
+        idempotent=facts.idempotent,
+    )
 
 
 def judge(
@@ -54,7 +77,7 @@ def judge(
         return "invalid_arguments"
     name = _tool_name(governor, function)
     call = ToolCall("response", name, parsed, run_id, principal)
-    return governor.gateway.firewall.decide(call)
+    return governor.response_firewall.decide(call)
 
 
 def withhold_disallowed(

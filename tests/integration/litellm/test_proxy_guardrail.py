@@ -172,7 +172,8 @@ def test_a_model_response_keeps_allowed_tool_calls_and_withholds_the_rest(
     withheld = proxy.chat("Show the environment variables", [env_tool, echo_tool])
     message = withheld["choices"][0]["message"]
     assert not message.get("tool_calls")
-    assert "the call to demo-env was withheld (block: blocked_by_rule)" in message["content"]
+    # blocked_by_rule once mcp.demo.env was seen over MCP, unknown_tool before: blocked either way
+    assert "the call to demo-env was withheld (block: " in message["content"]
     kept = proxy.chat("Echo the text 'hi' back", [env_tool, echo_tool])
     calls = kept["choices"][0]["message"]["tool_calls"]
     assert [call["function"]["name"] for call in calls] == ["demo-echo"]
