@@ -98,6 +98,7 @@ def test_a_held_call_waits_then_runs_once_after_a_reviewer_approves(
         "--state-dir", str(proxy.state_dir), "--policy", str(_proxy.POLICY),
     )  # fmt: skip
     assert approved.returncode == 0, approved.stderr
+    assert "through the LiteLLM guardrail, by sending the same call again" in approved.stdout
 
     ran = proxy.call_rest("wipe", {"target": target})
     assert ran.status_code == 200, ran.text
