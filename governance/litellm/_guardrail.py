@@ -8,8 +8,10 @@ it from its config (`guardrail: governance.litellm.ProctorGuardrail`). Hooks use
   (`/mcp-rest/tools/call`). A refusal raises; the call does not run.
 - `async_post_mcp_tool_call_hook`: LiteLLM ran the tool; its result is handed to the firewall.
 - `async_log_failure_event`: LiteLLM failed after the call was let through: effect unknown.
-- `async_post_call_success_hook` (mode `post_call`): tool calls in a model's (non-streamed)
-  chat completion that policy would not allow are withheld from the client.
+- `async_post_call_success_hook` (mode `post_call`): tool calls in a model's chat completion
+  that policy would not allow are withheld from the client.
+- `async_post_call_streaming_iterator_hook`: the same for a streamed completion, which the
+  post-call hook never sees (a test shows the withheld call reaching the client without it).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from fastapi import HTTPException
@@ -29,7 +31,7 @@ from litellm.integrations.custom_guardrail import CustomGuardrail
 from governance.core._contracts import Principal
 from governance.core._errors import ConfigError
 from governance.litellm._governor import BrokeredCall, Refused, ToolCallGovernor
-from governance.litellm._response_calls import withhold_disallowed
+from governance.litellm._response_calls import StreamedCalls, withhold_disallowed
 from governance.litellm._settings import PREFIX, GuardrailSettings, settings_from
 from governance.stores._backends import StoreUrlError
 
@@ -126,6 +128,32 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
         run_id = _run_id(data, self.proctor_settings.run_header, correlation)
         await asyncio.to_thread(withhold_disallowed, governor, response, principal, run_id)
         return response
+
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """The same for a streamed completion: tool-call chunks wait for the end of the stream,
+        then go out without the calls policy does not allow."""
+        if not self._filters_responses():
+            async for chunk in response:
+                yield chunk
+            return
+        governor = await self._governor_or_refuse()
+        principal = principal_of(user_api_key_dict)
+        run_id = _run_id(
+            request_data, self.proctor_settings.run_header, _correlation(request_data)
+        )
+        streamed = StreamedCalls()
+        async for chunk in response:
+            if not streamed.hold(chunk):
+                yield chunk
+        released = await asyncio.to_thread(streamed.release, governor, principal, run_id)
+        for chunk in released:
+            yield chunk
+
+    def _filters_responses(self) -> bool:
+        hooks = self.event_hook if isinstance(self.event_hook, list) else [self.event_hook]
+        return any(str(getattr(hook, "value", hook)) == "post_call" for hook in hooks)
 
 
 # -- what LiteLLM hands the hooks ---------------------------------------------------------

@@ -80,6 +80,41 @@ def judge(
     return governor.response_firewall.decide(call)
 
 
+def verdicts(
+    governor: ToolCallGovernor,
+    proposed: list[tuple[str, str]],
+    principal: Principal,
+    run_id: str,
+) -> list[str | None]:
+    """For each proposed `(function, arguments JSON)`: None when policy allows it, else the
+    note that says it was withheld (and the withholding is audited on the run)."""
+    notes: list[str | None] = []
+    for name, arguments in proposed:
+        try:
+            verdict = judge(governor, name, arguments, principal, run_id)
+        except GovernanceError as exc:  # fail closed: what cannot be judged is withheld
+            verdict = f"unjudged: {exc}"
+        if isinstance(verdict, Decision) and verdict.effect == "allow":
+            notes.append(None)
+            continue
+        reason = verdict.reason if isinstance(verdict, Decision) else verdict
+        effect = verdict.effect if isinstance(verdict, Decision) else "block"
+        notes.append(
+            f"[proctor] the call to {name} was withheld ({effect}: {reason}); "
+            "it was not returned to be executed"
+        )
+        _audit(governor, run_id, name, effect, reason)
+    return notes
+
+
+def _function(tool_call: Any) -> tuple[str, str]:
+    function = getattr(tool_call, "function", None)
+    return (
+        str(getattr(function, "name", "") or ""),
+        str(getattr(function, "arguments", "") or ""),
+    )
+
+
 def withhold_disallowed(
     governor: ToolCallGovernor, response: Any, principal: Principal, run_id: str
 ) -> list[str]:
@@ -91,33 +126,78 @@ def withhold_disallowed(
         calls = getattr(message, "tool_calls", None)
         if message is None or not calls:
             continue
-        kept, notes = [], []
-        for tool_call in calls:
-            function = getattr(tool_call, "function", None)
-            name = str(getattr(function, "name", "") or "")
-            arguments = str(getattr(function, "arguments", "") or "")
-            try:
-                verdict = judge(governor, name, arguments, principal, run_id)
-            except GovernanceError as exc:  # fail closed: what cannot be judged is withheld
-                verdict = f"unjudged: {exc}"
-            if isinstance(verdict, Decision) and verdict.effect == "allow":
-                kept.append(tool_call)
-                continue
-            reason = verdict.reason if isinstance(verdict, Decision) else verdict
-            effect = verdict.effect if isinstance(verdict, Decision) else "block"
-            withheld.append(name)
-            notes.append(
-                f"[proctor] the call to {name} was withheld ({effect}: {reason}); "
-                "it was not returned to be executed"
-            )
-            _audit(governor, run_id, name, effect, reason)
-        if notes:
-            message.tool_calls = kept or None
-            text = getattr(message, "content", None) or ""
-            message.content = "\n".join([text, *notes]).strip()
-            if not kept and getattr(choice, "finish_reason", None) == "tool_calls":
-                choice.finish_reason = "stop"
+        proposed = [_function(call) for call in calls]
+        notes = verdicts(governor, proposed, principal, run_id)
+        if not any(notes):
+            continue
+        kept = [call for call, note in zip(calls, notes, strict=True) if note is None]
+        withheld.extend(name for (name, _), note in zip(proposed, notes, strict=True) if note)
+        message.tool_calls = kept or None
+        text = getattr(message, "content", None) or ""
+        message.content = "\n".join([text, *(note for note in notes if note)]).strip()
+        if not kept and getattr(choice, "finish_reason", None) == "tool_calls":
+            choice.finish_reason = "stop"
     return withheld
+
+
+class StreamedCalls:
+    """The tool calls of a streamed completion, assembled from their deltas. A chunk that
+    carries a tool-call delta or a finish reason, and every chunk after it, is held back
+    until the stream ends; then the held chunks go out without the withheld calls."""
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self._calls: dict[tuple[int, int], list[str]] = {}
+
+    def hold(self, chunk: Any) -> bool:
+        """True when `chunk` must wait (it is kept here); False to pass it on now."""
+        choices = getattr(chunk, "choices", None) or []
+        starts = any(
+            getattr(getattr(c, "delta", None), "tool_calls", None)
+            or getattr(c, "finish_reason", None)
+            for c in choices
+        )
+        if not (starts or self.held):
+            return False
+        self.held.append(chunk)
+        for c in choices:
+            for delta in getattr(getattr(c, "delta", None), "tool_calls", None) or []:
+                key = (int(getattr(c, "index", 0) or 0), int(getattr(delta, "index", 0) or 0))
+                name, arguments = _function(delta)
+                parts = self._calls.setdefault(key, ["", ""])
+                parts[0] += name
+                parts[1] += arguments
+        return True
+
+    def release(
+        self, governor: ToolCallGovernor, principal: Principal, run_id: str
+    ) -> list[Any]:
+        """The held chunks, with every disallowed call taken out and the notes added."""
+        keys = sorted(self._calls)
+        notes = verdicts(
+            governor, [(self._calls[k][0], self._calls[k][1]) for k in keys], principal, run_id
+        )
+        withheld = {key for key, note in zip(keys, notes, strict=True) if note}
+        if not withheld:
+            return self.held
+        said: set[int] = set()
+        for chunk in self.held:
+            for c in getattr(chunk, "choices", None) or []:
+                index = int(getattr(c, "index", 0) or 0)
+                delta = getattr(c, "delta", None)
+                deltas = getattr(delta, "tool_calls", None)
+                if delta is not None and deltas:
+                    left = [d for d in deltas if (index, int(d.index or 0)) not in withheld]
+                    delta.tool_calls = left or None
+                if delta is not None and index not in said:
+                    mine = [n for k, n in zip(keys, notes, strict=True) if n and k[0] == index]
+                    if mine:
+                        delta.content = "\n".join([delta.content or "", *mine]).strip()
+                        said.add(index)
+                kept_any = any(k[0] == index and k not in withheld for k in keys)
+                if getattr(c, "finish_reason", None) == "tool_calls" and not kept_any:
+                    c.finish_reason = "stop"
+        return self.held
 
 
 def _audit(governor: ToolCallGovernor, run_id: str, tool: str, effect: str, reason: str) -> None:

@@ -210,6 +210,31 @@ class Proxy:
         reply.raise_for_status()
         return dict(reply.json())
 
+    def chat_stream(self, text: str, tools: list[dict[str, Any]]) -> tuple[str, list[str]]:
+        """A streamed completion, reassembled: its text and the names of its tool calls."""
+        body = {
+            "model": "stub",
+            "messages": [{"role": "user", "content": text}],
+            "tools": tools,
+            "stream": True,
+        }
+        content: list[str] = []
+        names: dict[int, str] = {}
+        with self._client() as client:
+            with client.stream("POST", "/chat/completions", json=body) as reply:
+                reply.raise_for_status()
+                for line in reply.iter_lines():
+                    if not line.startswith("data:") or line.strip() == "data: [DONE]":
+                        continue
+                    chunk = json.loads(line[len("data:") :])
+                    for choice in chunk.get("choices", []):
+                        delta = choice.get("delta") or {}
+                        content.append(delta.get("content") or "")
+                        for call in delta.get("tool_calls") or []:
+                            name = (call.get("function") or {}).get("name") or ""
+                            names[call["index"]] = names.get(call["index"], "") + name
+        return "".join(content), [names[i] for i in sorted(names)]
+
     def received(self) -> list[dict[str, Any]]:
         """Every call the demo MCP server received, in order."""
         path = self.workdir / "calls.jsonl"

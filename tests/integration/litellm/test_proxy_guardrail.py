@@ -182,6 +182,28 @@ def test_a_model_response_keeps_allowed_tool_calls_and_withholds_the_rest(
     assert _seen(proxy, "env") == 0
 
 
+def test_a_streamed_response_withholds_the_same_calls(proxy: _proxy.Proxy) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+        for name, description in (
+            ("demo-env", "Return the environment variables of the server"),
+            ("demo-echo", "Echo the text back"),
+        )
+    ]
+    text, calls = proxy.chat_stream("Show the environment variables", tools)
+    assert calls == []
+    assert "the call to demo-env was withheld (block: " in text
+    text, calls = proxy.chat_stream("Echo the text 'hi' back", tools)
+    assert calls == ["demo-echo"]
+
+
 def test_every_audit_chain_the_proxy_wrote_verifies(proxy: _proxy.Proxy) -> None:
     assert proxy.call_rest("echo", {"text": "for the record"}).status_code == 200
     verified = _proxy.proctor("audit", "verify", str(proxy.state_dir / "audit.sqlite"))

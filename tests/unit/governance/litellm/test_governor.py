@@ -24,7 +24,10 @@ rules:
   - {id: wipe, effect: require_approval, match: {tool: mcp.demo.wipe}}
   - {id: env, effect: block, match: {tool: mcp.demo.env}}
   - {id: lookup, effect: allow, match: {tool: fn.lookup}}
+  - {id: big, effect: allow, match: {tool: mcp.demo.big}}
 budgets:
+  - {id: three-bigs, scope: team, limit: 3, window_seconds: 3600, counts: [write],
+     tools: [mcp.demo.big]}
   - {id: one-wipe, scope: actor, limit: 1, window_seconds: 3600, counts: [destructive],
      tools: [mcp.demo.wipe]}
 """
@@ -47,7 +50,12 @@ def governor(tmp_path: Path) -> Any:
         {
             "proctor_policy": str(policy),
             "proctor_state_dir": str(tmp_path / "state"),
-            "proctor_tools": {"mcp.demo.echo": READ, "mcp.demo.wipe": WIPE, "fn.lookup": READ},
+            "proctor_tools": {
+                "mcp.demo.echo": READ,
+                "mcp.demo.wipe": WIPE,
+                "fn.lookup": READ,
+                "mcp.demo.big": {**READ, "action_type": "write"},
+            },
         },
         {},
     )
@@ -191,6 +199,25 @@ def test_a_failure_reported_after_hand_over_keeps_the_budget_slot(
     with pytest.raises(Refused) as next_one:
         asyncio.run(governor.before(_call("wipe", {"target": "b"})))
     assert next_one.value.result.reason == "budget_exhausted:actor"
+
+
+def test_concurrent_calls_get_exactly_the_budget_s_slots(governor: ToolCallGovernor) -> None:
+    calls = [_call("big", {"chars": n}) for n in range(10)]
+
+    async def one(call: BrokeredCall) -> str:
+        try:
+            await governor.before(call)
+        except Refused as refused:
+            return str(refused.result.reason)
+        await governor.after(call.correlation, "x" * 3, is_error=False)
+        return "ran"
+
+    async def all_at_once() -> list[str]:
+        return list(await asyncio.gather(*(one(call) for call in calls)))
+
+    outcomes = asyncio.run(all_at_once())
+    assert sorted(outcomes) == ["budget_exhausted:team"] * 7 + ["ran"] * 3
+    assert governor.in_flight == 0
 
 
 def test_a_changed_input_schema_is_refused(governor: ToolCallGovernor) -> None:
