@@ -14,7 +14,7 @@ import pytest
 from governance.core._contracts import Principal, ToolCall
 from governance.litellm import BrokeredCall, GoAhead, Refused, ToolCallGovernor, settings_from
 from governance.litellm._handoff import HandoffSource, Ticket
-from governance.litellm._response_calls import withhold_disallowed
+from governance.litellm._response_calls import StreamedCalls, withhold_disallowed
 
 POLICY = """\
 version: 1
@@ -323,3 +323,57 @@ async def _register_echo(governor: ToolCallGovernor) -> None:
     call = _call("echo", {"text": "x"}, ECHO_SCHEMA)
     await governor.before(call)
     await governor.after(call.correlation, "x", is_error=False)
+
+
+def _chunk(
+    content: str | None = None,
+    calls: tuple[tuple[int, str, str], ...] | list[tuple[int, str, str]] = (),
+    finish: str | None = None,
+) -> Any:
+    deltas = [
+        SimpleNamespace(index=i, function=SimpleNamespace(name=name, arguments=arguments))
+        for i, name, arguments in calls
+    ]
+    delta = SimpleNamespace(content=content, tool_calls=deltas or None)
+    return SimpleNamespace(choices=[SimpleNamespace(index=0, delta=delta, finish_reason=finish)])
+
+
+def test_a_stream_passes_text_at_once_and_releases_only_the_allowed_calls(
+    governor: ToolCallGovernor,
+) -> None:
+    streamed = StreamedCalls()
+    text = _chunk("Let me look")
+    assert streamed.hold(text) is False  # no tool call yet: it goes out now
+    chunks = [
+        _chunk(calls=[(0, "shell", "")]),
+        _chunk(calls=[(0, "", '{"cmd": "id"}'), (1, "lookup", "")]),
+        _chunk(calls=[(1, "", "{}")]),
+        _chunk(content=" (late text)"),  # after a call began: it waits with the rest
+        _chunk(finish="tool_calls"),
+    ]
+    assert all(streamed.hold(chunk) for chunk in chunks)
+    released = streamed.release(governor, ANN, "litellm-stream")
+    names = [
+        d.function.name
+        for c in released
+        for d in (c.choices[0].delta.tool_calls or [])
+        if d.function.name
+    ]
+    assert names == ["lookup"]
+    notes = "".join(c.choices[0].delta.content or "" for c in released)
+    assert "the call to shell was withheld (block: unknown_tool)" in notes
+    assert released[-1].choices[0].finish_reason == "tool_calls"  # lookup is still asked for
+    assert [e.kind for e in governor.gateway.audit.events("litellm-stream")] == [
+        "guardrail.rejected"
+    ]
+
+
+def test_a_stream_whose_every_call_is_withheld_finishes_as_a_plain_answer(
+    governor: ToolCallGovernor,
+) -> None:
+    streamed = StreamedCalls()
+    for chunk in (_chunk(calls=[(0, "shell", "{}")]), _chunk(finish="tool_calls")):
+        streamed.hold(chunk)
+    released = streamed.release(governor, ANN, "litellm-stream-2")
+    assert all(not c.choices[0].delta.tool_calls for c in released)
+    assert released[-1].choices[0].finish_reason == "stop"
