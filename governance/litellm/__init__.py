@@ -11,7 +11,9 @@ What it guarantees, and what it cannot:
   (schema, policy, budgets, approvals) and the write-ahead record (`tool.requested` ...
   `execution.started`) is committed before the hook lets LiteLLM run the tool, with exactly
   the arguments judged. LiteLLM then runs it: a LiteLLM route that skips its own hook skips
-  Proctor too. The tests pin the hook on `/mcp` and `/mcp-rest/tools/call` (1.110.x).
+  Proctor too. The tests pin the hook on `/mcp` and `/mcp-rest/tools/call` (1.110.x). No
+  key or team metadata (`disable_global_guardrails`, `opted_out_global_guardrails`) and no
+  mode list switches it off for MCP calls.
 - The outcome is recorded from LiteLLM's post-MCP-call hook (`execution.completed` with the
   output's digest, or `execution.failed`); when LiteLLM reports nothing within
   `proctor_outcome_timeout` it is recorded as unknown and its budget slot stays counted.

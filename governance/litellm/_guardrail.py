@@ -38,6 +38,7 @@ from governance.stores._backends import StoreUrlError
 logger = logging.getLogger("proctor.litellm")
 _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 MCP_CALL = "call_mcp_tool"
+PRE_MCP_CALL = "pre_mcp_call"
 
 
 class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is untyped to mypy
@@ -56,6 +57,14 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
             raise  # a policy or store URL the operator must fix: the proxy does not start
         except Exception as exc:  # the store is unreachable: every call fails closed, retried
             logger.error("Proctor cannot open its stores yet; every tool call is refused: %s", exc)
+
+    def should_run_guardrail(self, data: Any, event_type: Any) -> bool:
+        """On an MCP tool call Proctor always runs: LiteLLM's own rule would skip it for a key or
+        team whose admin metadata sets `disable_global_guardrails` or opts out of it by name,
+        or when the configured modes leave `pre_mcp_call` out. Elsewhere LiteLLM's rule holds."""
+        if str(getattr(event_type, "value", event_type)) == PRE_MCP_CALL:
+            return True
+        return bool(super().should_run_guardrail(data=data, event_type=event_type))
 
     async def _governor_or_refuse(self) -> ToolCallGovernor:
         """The governor; opened again when the store was unavailable (HTTP 503 while it is)."""
