@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.proctor-installed
 # Where the CLI lives: it is not on PATH until the venv is activated.
 WHERE  := @echo "proctor is installed in $(BIN)/proctor: run $(BIN)/proctor --help, or 'source $(BIN)/activate' first to type just proctor"
 
-.PHONY: demo test lint types unit bench clean npm schemas
+.PHONY: demo test lint types unit bench clean npm schemas litellm
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ schemas: $(STAMP)
 # without them those tests skip locally (CI installs them in .ci/run and requires them).
 npm:
 	npm ci --prefix .ci/npm --no-audit --no-fund --ignore-scripts
+
+# The LiteLLM proxy for tests/integration/litellm (the `litellm` extra, into this venv); without
+# it those tests skip locally (CI installs it in .ci/run and requires them).
+LITELLM_STAMP := $(VENV)/.proctor-litellm-installed
+litellm: $(LITELLM_STAMP)
+$(LITELLM_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,litellm]'
+	@touch $(LITELLM_STAMP)
 
 # The peers (tollgate, toolwarden, inspect_ai) are measured in the same run: the `bench` extra.
 bench: $(STAMP)

@@ -184,13 +184,14 @@ def _resume_hint(state_dir: Path, approved: ApprovalRequest) -> str:
         return f"resume the run with: proctor approvals resume {approved.run_id}"
     from governance import RESUME_TOOL  # the MCP server stack: only on this path
 
-    # No stored run: the call came through `proctor serve` (or the library), whose client
-    # holds the conversation; it runs the approved call itself.
+    # No stored run: the call came through `proctor serve`, the LiteLLM guardrail or the
+    # library, whose client holds the conversation; it runs the approved call itself.
     arguments = json.dumps({"approval_id": approved.id})
     return (
-        f"run {approved.run_id} is not a stored run (the call came through `proctor serve`): "
-        f"the MCP client that made the call runs it, once, by calling the tool {RESUME_TOOL} "
-        f"with {arguments}"
+        f"run {approved.run_id} is not a stored run: the client that made the call runs it, "
+        f"once - through `proctor serve`, by calling the tool {RESUME_TOOL} with {arguments}; "
+        "through the LiteLLM guardrail, by sending the same call again (same tool, arguments "
+        "and key)"
     )
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -44,16 +44,39 @@ def _echo_text(text: str) -> str:
     return text
 
 
+class _LoggingServer(MCPServer):
+    """Appends one JSON line per tool call it receives (before running it) to `call_log`:
+    what tests read to prove a call never reached the server."""
+
+    def __init__(self, call_log: Path) -> None:
+        super().__init__("proctor-mcp-demo", version="1.0", subscriptions=False)
+        self._call_log = call_log
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        line = json.dumps({"tool": name, "arguments": arguments}, sort_keys=True)
+        with self._call_log.open("a", encoding="utf-8") as log:
+            log.write(line + "\n")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(
-    descriptions: Mapping[str, str] | None = None, extra_tools: Sequence[str] = ()
+    descriptions: Mapping[str, str] | None = None,
+    extra_tools: Sequence[str] = (),
+    call_log: Path | None = None,
 ) -> MCPServer:
     """The demo server; `descriptions` replaces the shipped tool descriptions.
 
     `extra_tools` adds echo tools under arbitrary names (e.g. `bad.name`), for clients that
-    must cope with names they cannot register.
+    must cope with names they cannot register. `call_log` records every call received.
     """
     text = {**DESCRIPTIONS, **(descriptions or {})}
-    server = MCPServer("proctor-mcp-demo", version="1.0", subscriptions=False)
+    server = (
+        _LoggingServer(call_log)
+        if call_log is not None
+        else MCPServer("proctor-mcp-demo", version="1.0", subscriptions=False)
+    )
 
     @server.tool(name="echo", description=text["echo"], annotations=_READ_ONLY)
     def echo(text: str, repeatCount: int = 1) -> str:  # noqa: N803 - a camelCase name on purpose
@@ -116,9 +139,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--extra-tool", action="append", default=[], help="add an echo tool with this name"
     )
+    parser.add_argument(
+        "--call-log", type=Path, help="append one JSON line per tool call received to this file"
+    )
     args = parser.parse_args(argv)
     if args.crash_on_start:
         print("mcp_demo: crashing on start, as asked", file=sys.stderr)
         raise SystemExit(1)
-    server = build_server(_descriptions(args.description_file), args.extra_tool)
+    server = build_server(_descriptions(args.description_file), args.extra_tool, args.call_log)
     server.run("stdio")
