@@ -160,6 +160,10 @@ def test_an_incomplete_or_tampered_shard_directory_is_refused(repo_copy: Path) -
     kept = trace.read_bytes()
     trace.write_bytes(kept.replace(b'"status":"', b'"status":"x', 1))
     _refused(_merge(*shards, out=out), str(one), trace.name)
+    edited = json.loads(kept)
+    edited["final_answer"] = "a different answer"  # still a trace: only its digest can tell
+    trace.write_text(json.dumps(edited, sort_keys=True, separators=(",", ":")))
+    _refused(_merge(*shards, out=out), str(one), f"{trace.name}: digest")
     trace.write_bytes(kept)
     manifest = (one / "manifest.json").read_bytes()
     (one / "manifest.json").unlink()

@@ -64,9 +64,7 @@ def test_shards_of_different_commits_suites_baselines_or_options_are_refused_nam
 
 def test_a_missing_shard_is_refused_naming_it() -> None:
     problems = record_problems(_shards(_record(1), _record(3)))
-    assert problems == [
-        "shard(s) 2/3 missing: the merge needs all 3 shard directories of the run"
-    ]
+    assert problems == ["shard(s) 2/3 missing: the merge needs all 3 shard directories of the run"]
 
 
 def test_a_shard_given_twice_is_refused_naming_both_directories() -> None:

@@ -27,7 +27,9 @@ def test_a_shard_is_i_of_n_with_i_from_1_to_n(text: str) -> None:
     assert str(shard) == text.strip()
 
 
-@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "0/0", "3", "1/3/3", "a/b", "-1/3", "1 / 3", ""])
+@pytest.mark.parametrize(
+    "text", ["0/3", "4/3", "1/0", "0/0", "3", "1/3/3", "a/b", "-1/3", "1 / 3", ""]
+)
 def test_a_shard_outside_1_to_n_or_not_i_slash_n_is_refused_saying_the_form(text: str) -> None:
     with pytest.raises(ShardSpecError, match="I/N") as raised:
         Shard.parse(text)
