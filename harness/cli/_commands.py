@@ -62,6 +62,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "Gate the run stored in RUN against a baseline: exit 2 on any regression or changed "
         "scenario inputs.",
     ),
+    "merge": LazyCommand(
+        "harness.cli._merge_cmd",
+        "merge_command",
+        "Merge the report directories of `proctor run --shard I/N` (all N), then score and gate.",
+    ),
     "mcp": LazyCommand(
         "harness.cli._mcp",
         "mcp_group",

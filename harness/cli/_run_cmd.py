@@ -32,6 +32,7 @@ from harness.cli._live_run import (
     without_live_only,
 )
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
+from harness.cli._shard_run import RunOptions, refuse_shard_combination, run_shard, shard_option
 from harness.reports._write import prepare_report_dir
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from harness._scenario_load import LoadedScenario
     from harness._select import Selection
+    from harness._shard import Shard
 
 
 @click.command("run")
@@ -93,6 +95,7 @@ if TYPE_CHECKING:
 )
 @stub_fault_option
 @allow_other_model_option
+@shard_option
 def run_command(
     scenario_paths: tuple[Path, ...],
     selection: Selection,
@@ -109,6 +112,7 @@ def run_command(
     live_baseline: Path | None,
     stub_fault: str | None,
     allow_other_model: bool,
+    shard: Shard | None,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
@@ -132,6 +136,7 @@ def run_command(
     against a baseline given with --baseline.
     """
     check_combination(provider, record_dir, record_missing)
+    refuse_shard_combination(shard, provider, record_dir)
     refuse_pointless_repeat(provider, repeat)
     if record_dir is not None and repeat > 1:
         raise click.UsageError(
@@ -173,6 +178,11 @@ def run_command(
                 "holds the scripted runs (pass --baseline FILE to gate against one)"
             )
             no_baseline = True
+    if shard is not None:  # scored, not gated: `proctor merge` gates (harness/cli/_shard_run.py)
+        options = RunOptions(provider, scenario_paths, selection, baseline_path, baseline_ref,
+                             no_baseline, fail_on_drift)  # fmt: skip
+        return run_shard(shard, scenarios, options, jobs=jobs, report_dir=report_dir,
+                         progress=_progress)  # fmt: skip
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
