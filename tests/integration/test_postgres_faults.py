@@ -207,7 +207,8 @@ def test_a_server_killed_as_a_held_call_is_parked_parks_and_executes_nothing(
     approvals = KillBefore(setup.approvals, setup.cluster, "create")
     call = _call("held destructive")
     result = setup.firewall(approvals=approvals).call(call)
-    assert result.outcome in ("failed", "blocked") and result.outcome != "executed"
+    # The request could not be parked, nor its refusal recorded: the audit failure is reported.
+    assert (result.outcome, result.reason) == ("failed", "audit_unavailable")
     assert result.approval_id is None
     setup.cluster.start()
     assert setup.approvals.list() == []
@@ -222,7 +223,8 @@ def test_a_server_killed_as_an_approval_is_consumed_executes_it_once_after_the_r
     call, approval_id = _approved(setup)
     killing = setup.firewall(approvals=KillBefore(setup.approvals, setup.cluster, "consume"))
     first = killing.resume_held(approval_id, call)
-    assert first.outcome != "executed" and setup.effects()[2] == []
+    assert (first.outcome, first.reason) == ("blocked", "approval_store_unavailable")
+    assert setup.effects()[2] == []
     setup.cluster.start()
     # The consume never reached the server: the approval is still unused, and used once now.
     assert setup.approvals.get(approval_id).consumed is False
@@ -245,11 +247,12 @@ def test_a_server_killed_after_the_consume_landed_never_executes_the_approval(
     )
     killing = setup.firewall(audit=audit)
     first = killing.resume_held(approval_id, call)
-    assert audit.killed and first.outcome != "executed"
+    assert audit.killed
+    assert (first.outcome, first.reason) == ("failed", "audit_unavailable")
     setup.cluster.start()
     assert setup.approvals.get(approval_id).consumed is True
     again = setup.firewall().resume_held(approval_id, call)
-    assert again.outcome != "executed"
+    assert (again.outcome, again.reason) == ("blocked", "approval_already_used")
     assert setup.effects()[2] == [], "a destructive call never fails open"
     assert "execution.started" not in setup.kinds(call)
     setup.assert_chains_whole()
@@ -258,10 +261,14 @@ def test_a_server_killed_after_the_consume_landed_never_executes_the_approval(
 def test_while_the_server_is_down_every_store_call_fails_as_the_store_error(
     setup: Setup,
 ) -> None:
+    approved, approved_id = _approved(setup)
     call = _call("held destructive")
     approval_id = setup.firewall().call(call).approval_id
     assert approval_id is not None
     setup.cluster.kill()
+    resumed = setup.firewall().resume_held(approved_id, approved)
+    assert (resumed.outcome, resumed.reason) == ("blocked", "approval_store_unavailable")
+    assert setup.effects()[2] == []
     store = setup.approvals
     attempts: list[Callable[[], Any]] = [
         lambda: store.get(approval_id),
@@ -283,6 +290,7 @@ def test_while_the_server_is_down_every_store_call_fails_as_the_store_error(
             read()
     setup.cluster.start()
     assert store.get(approval_id).status == "pending", "nothing was decided while it was down"
+    assert store.get(approved_id).consumed is False
     setup.assert_chains_whole()
 
 
@@ -366,3 +374,34 @@ def test_chaos_calls_from_threads_while_the_server_is_killed_and_restarted(
             assert got.reason == "audit_unavailable", got
             assert call.call_id not in created or "execution.started" in setup.kinds(call)
     setup.assert_chains_whole()
+
+
+def test_a_server_killed_mid_verification_is_a_read_error_never_a_verdict(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import governance.stores._audit_postgres as on_server
+
+    for start in range(0, 2000, 100):
+        setup.audit.append_many("run-1", [("step", {"n": n}) for n in range(start, start + 100)])
+    monkeypatch.setattr(on_server, "_FETCH_ROWS", 10)
+    prefetched = on_server._prefetched
+
+    def killed_after_the_first_rows(cursor: Any) -> Iterator[Any]:
+        rows = prefetched(cursor)
+        try:
+            for index, row in enumerate(rows):
+                if index == 25:
+                    setup.cluster.kill()
+                yield row
+        finally:
+            rows.close()
+
+    monkeypatch.setattr(on_server, "_prefetched", killed_after_the_first_rows)
+    with pytest.raises(GovernanceError, match="could not read"):
+        setup.audit.verify_all()
+    with pytest.raises(GovernanceError, match="could not read"):
+        setup.audit.verify("run-1")
+    monkeypatch.setattr(on_server, "_prefetched", prefetched)
+    setup.cluster.start()
+    verdict = setup.audit.verify("run-1")
+    assert (verdict.ok, verdict.events) == (True, 2000)
