@@ -540,6 +540,10 @@ class SqlApprovals(ApprovalRows):
         """Store `row(seq)` under the next sequence number, serialised across processes; its id."""
         raise NotImplementedError
 
+    def _stored(self, waiter: str | None) -> str | None:
+        """A checked waiter token as the `waiter` column keeps it."""
+        return waiter
+
     # -- reading ---------------------------------------------------------------------------
 
     def _row(self, conn: Any, approval_id: str) -> ApprovalRequest:
@@ -615,7 +619,7 @@ class SqlApprovals(ApprovalRows):
                 seq, rid, run_id, call_id, tool, shown_text, arguments_digest,
                 principal.actor, principal.agent, principal.team, policy_digest,
                 json.dumps(list(rule_ids)), reason, risk, "pending", utc_text(now),
-                utc_text(expires), None, None, None, None, None, 0, waiter,
+                utc_text(expires), None, None, None, None, None, 0, self._stored(waiter),
                 sealed, None, awaiting, None, self._owner(awaiting),
             )  # fmt: skip
 

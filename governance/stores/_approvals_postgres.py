@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import builtins
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from governance.core._clock import Clock
-from governance.core._contracts import Principal, Risk
 from governance.core._process_token import current_process_token, process_is_alive
 from governance.stores._approvals import (
     INSERT,
@@ -108,31 +107,8 @@ class PostgresApprovalStore(PostgresStore, SqlApprovals):
 
         return alive
 
-    def create(
-        self,
-        *,
-        run_id: str,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        arguments_digest: str,
-        principal: Principal,
-        policy_digest: str,
-        rule_ids: Sequence[str],
-        reason: str,
-        risk: Risk,
-        ttl_seconds: float | None = None,
-        waiter: str | None = None,
-        awaiting: str | None = None,
-    ) -> ApprovalRequest:
-        if isinstance(waiter, str) and waiter.strip():  # a bad one is refused as it is
-            waiter = self._here(waiter)
-        return super().create(
-            run_id=run_id, call_id=call_id, tool=tool, arguments=arguments,
-            arguments_digest=arguments_digest, principal=principal, policy_digest=policy_digest,
-            rule_ids=rule_ids, reason=reason, risk=risk, ttl_seconds=ttl_seconds, waiter=waiter,
-            awaiting=awaiting,
-        )  # fmt: skip
+    def _stored(self, waiter: str | None) -> str | None:
+        return None if waiter is None else self._here(waiter)
 
     def reconcile(
         self, *, is_alive: Callable[[str], bool] = process_is_alive
