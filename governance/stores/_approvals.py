@@ -47,6 +47,8 @@ APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
 ApprovalState = ApprovalStatus | Literal["executing", "executed", "consumed"]
 
 EXPIRED_REASON: Final = "expired"
+# The audit events a reviewer's decision awaits (`in_flight`) until `recorded`.
+_DECISIONS: Final = frozenset({"approval.approved", "approval.rejected"})
 RESTARTED_REASON: Final = "process restarted"
 
 _SCHEMA: Final = (
@@ -416,6 +418,14 @@ class ApprovalRows:
             "pending",
             f"{approval_id} is not yet recorded on the audit chain; try again shortly",
         )
+
+    @staticmethod
+    def _settled(request: ApprovalRequest) -> bool:
+        """What `wait` waits for: decided, and the decision on the audit chain. A waiter woken
+        between a reviewer's decision and its `approval.approved` record would find the
+        approval unusable (`approval_unrecorded`) and give up on a call that was approved."""
+        recording = request.in_flight in _DECISIONS and not request.consumed
+        return request.status != "pending" and not recording
 
     @staticmethod
     def _require_finding(finding: str) -> None:
@@ -789,7 +799,8 @@ class SqlApprovals(ApprovalRows):
     def wait(
         self, approval_id: str, *, timeout: float, poll_interval: float = 0.05
     ) -> ApprovalRequest:
-        """Block until the request leaves `pending` or `timeout` seconds pass; return it as is.
+        """Block until the request is decided and its decision recorded on the audit chain (see
+        `_settled`), or `timeout` seconds pass; return it as is.
 
         A request that fell due meanwhile is marked expired on the way, so it reads as expired.
         """
@@ -804,7 +815,7 @@ class SqlApprovals(ApprovalRows):
                 conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
                 current = self._row(conn, approval_id)
             remaining = deadline - time.monotonic()
-            if current.status != "pending" or remaining <= 0:
+            if self._settled(current) or remaining <= 0:
                 return current
             self._closed.wait(min(poll_interval, remaining))
 
