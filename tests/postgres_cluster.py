@@ -60,6 +60,16 @@ def find_binary(name: str) -> Path | None:
     return None
 
 
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -138,12 +148,14 @@ class PostgresCluster:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        # Backends notice the dead postmaster and exit; wait until nobody listens.
+        # Backends notice the dead postmaster and exit; wait until nobody listens and the
+        # postmaster is reaped (a zombie's pid in the socket lock file refuses the restart).
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self._accepting():
+        while time.monotonic() < deadline and (self._accepting() or _exists(pid)):
             time.sleep(0.05)
-        with contextlib.suppress(FileNotFoundError):
-            (self.data / "postmaster.pid").unlink()
+        for stale in (self.data / "postmaster.pid", self.socket_dir / f".s.PGSQL.{self.port}.lock"):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
 
     def _accepting(self) -> bool:
         with socket.socket() as sock:

@@ -10,6 +10,7 @@ The memory backend (`MemoryApprovalStore`) keeps the same arbiter in Python unde
 from __future__ import annotations
 
 import builtins
+import contextlib
 import datetime as dt
 import json
 import math
@@ -46,6 +47,8 @@ APPROVAL_STATUSES: Final[tuple[ApprovalStatus, ...]] = get_args(ApprovalStatus)
 ApprovalState = ApprovalStatus | Literal["executing", "executed", "consumed"]
 
 EXPIRED_REASON: Final = "expired"
+# The audit events a reviewer's decision awaits (`in_flight`) until `recorded`.
+_DECISIONS: Final = frozenset({"approval.approved", "approval.rejected"})
 RESTARTED_REASON: Final = "process restarted"
 
 _SCHEMA: Final = (
@@ -109,6 +112,10 @@ _DECIDE: Final = (
 _EXPIRE_ONE: Final = (
     "UPDATE approvals SET status = 'expired', decided_at = ?, status_reason = ? "
     "WHERE id = ? AND status = 'pending' AND expires_at <= ?"
+)
+# A new row: `seq` (the id's number) and _COLUMNS, then who awaits its audit event.
+INSERT: Final = (
+    f"INSERT INTO approvals (seq, {_COLUMNS}, in_flight_by) VALUES ({', '.join(['?'] * 29)})"
 )
 
 
@@ -413,6 +420,14 @@ class ApprovalRows:
         )
 
     @staticmethod
+    def _settled(request: ApprovalRequest) -> bool:
+        """What `wait` waits for: decided, and the decision on the audit chain. A waiter woken
+        between a reviewer's decision and its `approval.approved` record would find the
+        approval unusable (`approval_unrecorded`) and give up on a call that was approved."""
+        recording = request.in_flight in _DECISIONS and not request.consumed
+        return request.status != "pending" and not recording
+
+    @staticmethod
     def _require_finding(finding: str) -> None:
         _require_text("finding", finding)
 
@@ -522,101 +537,26 @@ class ApprovalRows:
         )
 
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        conn.execute(statement)
+class SqlApprovals(ApprovalRows):
+    """The approval store in SQL, shared by the SQLite file and the PostgreSQL server: every
+    state change is the one conditional UPDATE above, evaluated by the database. A backend
+    supplies `_session(doing)` (a connection whose `execute(sql, params)` takes `?` markers and
+    whose failures become ApprovalStoreError) and `_insert` (a new row under the next id)."""
 
+    def _session(self, doing: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
 
-class ApprovalStore(ApprovalRows, SqliteStore):
-    """Approval requests in one SQLite file (WAL), shared by threads and processes.
+    def _insert(self, conn: Any, row: Callable[[int], tuple[Any, ...]]) -> str:
+        """Store `row(seq)` under the next sequence number, serialised across processes; its id."""
+        raise NotImplementedError
 
-    One connection per store behind a lock; other processes are arbitrated by SQLite itself.
-    Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
-
-    The file (and its WAL/SHM side files) is mode 0600. Raw arguments are kept only in the
-    `sealed_*` columns, encrypted with `key` (see governance.stores._sealing) when one is given; the
-    `arguments` and `approved_arguments` columns hold redacted copies for display.
-    """
-
-    _label = "approval store"
-    _error = ApprovalStoreError
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        default_ttl_seconds: float = 300.0,
-        busy_timeout: float = 5.0,
-        key: bytes | None = None,
-        durability: Durability = "fsync",
-    ) -> None:
-        self.path = Path(path)
-        self._where = str(self.path)
-        self.durability = check_durability(durability)
-        ApprovalRows.__init__(self, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
-        SqliteStore.__init__(self)
-        try:
-            self._conn = self._connect(busy_timeout)
-        except (sqlite3.Error, OSError) as exc:
-            raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
-
-    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        ensure_private(self.path)
-        # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
-        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
-        try:
-            # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
-            conn.execute("PRAGMA secure_delete = ON")
-            _create_schema(conn)
-            self._migrate(conn)
-            ensure_private(self.path)  # the WAL and SHM files now exist
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Bring a file from before sealing up to date: add the columns, seal the raw arguments
-        the old `arguments` columns held in clear, and leave redacted copies in their place."""
-        have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
-        if all(column in have for column in _LATER_COLUMNS) and not conn.execute(
-            "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
-        ).fetchone():
-            return
-        with transaction(conn):
-            have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
-            for column in _LATER_COLUMNS:
-                if column not in have:
-                    conn.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")
-            rows = conn.execute(
-                "SELECT id, run_id, call_id, tool, arguments_digest, arguments, "
-                "approved_arguments FROM approvals WHERE sealed_arguments IS NULL"
-            ).fetchall()
-            for rid, run_id, call_id, tool, digest, raw, raw_edit in rows:
-                bound = (rid, run_id, call_id, tool, digest)
-                conn.execute(
-                    "UPDATE approvals SET sealed_arguments = ?, sealed_approved_arguments = ?, "
-                    "arguments = ?, approved_arguments = ? WHERE id = ?",
-                    (
-                        seal(raw, self._key, _aad(*bound, "arguments")),
-                        None
-                        if raw_edit is None
-                        else seal(raw_edit, self._key, _aad(*bound, "approved_arguments")),
-                        _redacted_text(raw),
-                        None if raw_edit is None else _redacted_text(raw_edit),
-                        rid,
-                    ),
-                )
-            conn.execute("COMMIT")
-
-    def close(self) -> None:
-        self._closed.set()  # wakes every waiter: nothing more will be decided here
-        super().close()
+    def _stored(self, waiter: str | None) -> str | None:
+        """A checked waiter token as the `waiter` column keeps it."""
+        return waiter
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _row(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRequest:
+    def _row(self, conn: Any, approval_id: str) -> ApprovalRequest:
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
         ).fetchone()
@@ -681,28 +621,20 @@ class ApprovalStore(ApprovalRows, SqliteStore):
             arguments_digest=arguments_digest, principal=principal, policy_digest=policy_digest,
             rule_ids=rule_ids, reason=reason, risk=risk, ttl_seconds=ttl_seconds, waiter=waiter,
         )  # fmt: skip
+
+        def row(seq: int) -> tuple[Any, ...]:
+            rid = f"apr-{seq}"
+            sealed = self._seal((rid, run_id, call_id, tool, arguments_digest), args_text)
+            return (
+                seq, rid, run_id, call_id, tool, shown_text, arguments_digest,
+                principal.actor, principal.agent, principal.team, policy_digest,
+                json.dumps(list(rule_ids)), reason, risk, "pending", utc_text(now),
+                utc_text(expires), None, None, None, None, None, 0, self._stored(waiter),
+                sealed, None, awaiting, None, self._owner(awaiting),
+            )  # fmt: skip
+
         with self._session(f"park call {call_id!r}") as conn:
-            with transaction(conn):  # id allocation is serialised across processes
-                last = conn.execute(
-                    "SELECT seq FROM sqlite_sequence WHERE name = 'approvals'"
-                ).fetchone()
-                seq = (int(last[0]) if last else 0) + 1
-                rid = f"apr-{seq}"
-                sealed = self._seal((rid, run_id, call_id, tool, arguments_digest), args_text)
-                conn.execute(
-                    f"INSERT INTO approvals (seq, {_COLUMNS}, in_flight_by) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?)",
-                    (
-                        seq, rid, run_id, call_id, tool, shown_text, arguments_digest,
-                        principal.actor, principal.agent, principal.team, policy_digest,
-                        json.dumps(list(rule_ids)), reason, risk, "pending", utc_text(now),
-                        utc_text(expires), None, None, None, None, None, 0, waiter,
-                        sealed, None, awaiting, None, self._owner(awaiting),
-                    ),
-                )  # fmt: skip
-                conn.execute("COMMIT")
-            return self._row(conn, rid)
+            return self._row(conn, self._insert(conn, row))
 
     def _decide(
         self,
@@ -867,7 +799,8 @@ class ApprovalStore(ApprovalRows, SqliteStore):
     def wait(
         self, approval_id: str, *, timeout: float, poll_interval: float = 0.05
     ) -> ApprovalRequest:
-        """Block until the request leaves `pending` or `timeout` seconds pass; return it as is.
+        """Block until the request is decided and its decision recorded on the audit chain (see
+        `_settled`), or `timeout` seconds pass; return it as is.
 
         A request that fell due meanwhile is marked expired on the way, so it reads as expired.
         """
@@ -882,6 +815,109 @@ class ApprovalStore(ApprovalRows, SqliteStore):
                 conn.execute(_EXPIRE_ONE, (now, EXPIRED_REASON, approval_id, now))
                 current = self._row(conn, approval_id)
             remaining = deadline - time.monotonic()
-            if current.status != "pending" or remaining <= 0:
+            if self._settled(current) or remaining <= 0:
                 return current
             self._closed.wait(min(poll_interval, remaining))
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+
+
+class ApprovalStore(SqliteStore, SqlApprovals):
+    """Approval requests in one SQLite file (WAL), shared by threads and processes.
+
+    One connection per store behind a lock; other processes are arbitrated by SQLite itself.
+    Ids are `apr-1`, `apr-2`, ... per file. Any SQLite or OS failure raises ApprovalStoreError.
+
+    The file (and its WAL/SHM side files) is mode 0600. Raw arguments are kept only in the
+    `sealed_*` columns, encrypted with `key` (see governance.stores._sealing) when one is given; the
+    `arguments` and `approved_arguments` columns hold redacted copies for display.
+    """
+
+    _label = "approval store"
+    _error = ApprovalStoreError
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        default_ttl_seconds: float = 300.0,
+        busy_timeout: float = 5.0,
+        key: bytes | None = None,
+        durability: Durability = "fsync",
+    ) -> None:
+        self.path = Path(path)
+        self._where = str(self.path)
+        self.durability = check_durability(durability)
+        ApprovalRows.__init__(self, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
+        SqliteStore.__init__(self)
+        try:
+            self._conn = self._connect(busy_timeout)
+        except (sqlite3.Error, OSError) as exc:
+            raise ApprovalStoreError(f"cannot open approval store {self.path}: {exc}") from exc
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        ensure_private(self.path)
+        # fsync: a decision (above all `consumed`) is on disk before anyone acts on it.
+        conn = open_connection(self.path, durability=self.durability, busy_timeout=busy_timeout)
+        try:
+            # Freed pages are zeroed, so a row rewritten in place leaves no old copy behind.
+            conn.execute("PRAGMA secure_delete = ON")
+            _create_schema(conn)
+            self._migrate(conn)
+            ensure_private(self.path)  # the WAL and SHM files now exist
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring a file from before sealing up to date: add the columns, seal the raw arguments
+        the old `arguments` columns held in clear, and leave redacted copies in their place."""
+        have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+        if all(column in have for column in _LATER_COLUMNS) and not conn.execute(
+            "SELECT 1 FROM approvals WHERE sealed_arguments IS NULL LIMIT 1"
+        ).fetchone():
+            return
+        with transaction(conn):
+            have = {str(row[1]) for row in conn.execute("PRAGMA table_info(approvals)")}
+            for column in _LATER_COLUMNS:
+                if column not in have:
+                    conn.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")
+            rows = conn.execute(
+                "SELECT id, run_id, call_id, tool, arguments_digest, arguments, "
+                "approved_arguments FROM approvals WHERE sealed_arguments IS NULL"
+            ).fetchall()
+            for rid, run_id, call_id, tool, digest, raw, raw_edit in rows:
+                bound = (rid, run_id, call_id, tool, digest)
+                conn.execute(
+                    "UPDATE approvals SET sealed_arguments = ?, sealed_approved_arguments = ?, "
+                    "arguments = ?, approved_arguments = ? WHERE id = ?",
+                    (
+                        seal(raw, self._key, _aad(*bound, "arguments")),
+                        None
+                        if raw_edit is None
+                        else seal(raw_edit, self._key, _aad(*bound, "approved_arguments")),
+                        _redacted_text(raw),
+                        None if raw_edit is None else _redacted_text(raw_edit),
+                        rid,
+                    ),
+                )
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._closed.set()  # wakes every waiter: nothing more will be decided here
+        super().close()
+
+    def _insert(self, conn: Any, row: Callable[[int], tuple[Any, ...]]) -> str:
+        with transaction(conn):  # id allocation is serialised across processes
+            last = conn.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'approvals'"
+            ).fetchone()
+            values = row((int(last[0]) if last else 0) + 1)
+            conn.execute(INSERT, values)
+            conn.execute("COMMIT")
+        return str(values[1])

@@ -296,7 +296,8 @@ class MemoryApprovalStore(ApprovalRows, Closing):
     def wait(
         self, approval_id: str, *, timeout: float, poll_interval: float = 0.05
     ) -> ApprovalRequest:
-        """Block until the request leaves `pending` or `timeout` seconds pass; return it as is."""
+        """Block until the request is decided and its decision recorded on the audit chain (see
+        `_settled`), or `timeout` seconds pass; return it as is."""
         if math.isnan(timeout):
             raise ValueError("timeout must be a number of seconds")
         if not poll_interval > 0:
@@ -309,6 +310,6 @@ class MemoryApprovalStore(ApprovalRows, Closing):
                 self._expire_if_due(row, now)
                 current = self._read(row)
             remaining = deadline - time.monotonic()
-            if current.status != "pending" or remaining <= 0:
+            if self._settled(current) or remaining <= 0:
                 return current
             self._closed.wait(min(poll_interval, remaining))

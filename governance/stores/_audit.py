@@ -200,7 +200,98 @@ class ChainWriter:
         return rows, out
 
 
-class AuditLog(ChainWriter, SqliteStore):
+class SqlAuditLog(ChainWriter):
+    """The audit log's reads in SQL, shared by the SQLite file and the PostgreSQL server: a
+    run's events in `seq` order, and verification streamed over one ordered query. A backend
+    supplies `_query` and `_cursor` (the shared SQL uses `?` markers)."""
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        raise NotImplementedError
+
+    def _cursor(
+        self, sql: str, params: tuple[Any, ...] = ()
+    ) -> contextlib.AbstractContextManager[Iterator[Any]]:
+        raise NotImplementedError
+
+    # What a backend's one-statement write raises when another writer took the seq first.
+    _collision: tuple[type[Exception], ...] = ()
+    _tails: dict[str, tuple[int, str, str]]  # run id -> (seq, alg, hash) this log last wrote
+
+    def _exclusive(self, conn: Any, run_id: str) -> contextlib.AbstractContextManager[None]:
+        """A transaction no other writer of `run_id` can interleave with; it commits on exit."""
+        raise NotImplementedError
+
+    def _one_statement(self, run_id: str, rows: Sequence[Row]) -> tuple[str, list[Any]]:
+        """One statement storing `rows`, atomic on its own (see the module doc)."""
+        return _insert_rows(len(rows)), [v for row in rows for v in row]
+
+    def _extend(
+        self, conn: Any, run_id: str, prepared: Sequence[tuple[str, str, dict[str, Any], bool]]
+    ) -> list[AuditEvent]:
+        """Store a batch on the run's chain (under the log's lock): one statement onto the
+        remembered last event, or the long way when there is none or another writer won."""
+        tail = self._tails.pop(run_id, None)  # back only once this write is stored
+        if tail is not None and len(prepared) <= _MAX_ROWS_PER_STATEMENT:
+            rows, out = self._chain(run_id, tail, prepared)
+            try:
+                conn.execute(*self._one_statement(run_id, rows))
+            except self._collision:
+                pass  # another connection wrote this seq: nothing of ours is stored
+            else:
+                self._remember(run_id, out[-1])
+                return out
+        with self._exclusive(conn, run_id):
+            last = conn.execute(_LAST, (run_id,)).fetchone()
+            rows, out = self._chain(run_id, last, prepared)
+            conn.executemany(_INSERT, rows)
+        self._remember(run_id, out[-1])
+        return out
+
+    def _remember(self, run_id: str, last: AuditEvent) -> None:
+        """Note the last event written to `run_id` (under the lock, after it was stored)."""
+        if len(self._tails) >= _TAILS_KEPT:
+            del self._tails[next(iter(self._tails))]
+        self._tails[run_id] = (last.seq, last.alg, last.hash)
+
+    def _rows(self, run_id: str) -> list[Any]:
+        return self._query(
+            f"SELECT {_COLUMNS} FROM audit_events WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+
+    def run_ids(self) -> list[str]:
+        rows = self._query("SELECT DISTINCT run_id FROM audit_events ORDER BY run_id")
+        return [str(row[0]) for row in rows]
+
+    def head(self, run_id: str) -> str | None:
+        """The hash of the run's last event (unverified): what to anchor outside the database."""
+        rows = self._query(
+            "SELECT hash FROM audit_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
+        )
+        return str(rows[0][0]) if rows else None
+
+    def events(self, run_id: str) -> list[AuditEvent]:
+        """The run's events ordered by seq. Raises if a row's data is not a JSON object."""
+        return [read_event(row) for row in self._rows(run_id)]
+
+    def verify(self, run_id: str) -> ChainVerdict:
+        """Recompute the run's chain from genesis and name the first event that does not fit."""
+        where = "WHERE run_id = ? ORDER BY seq"
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events {where}", (run_id,)) as rows:
+            return verify_rows(run_id, rows, self._key)
+
+    def verify_all(self) -> list[ChainVerdict]:
+        """Every run's verdict, ordered by run id: one pass over the primary key, streamed."""
+        verdicts = []
+        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events ORDER BY run_id, seq") as rows:
+            for run_id, run_rows in itertools.groupby(rows, key=operator.itemgetter(0)):
+                if isinstance(run_id, str):
+                    verdicts.append(verify_rows(run_id, run_rows, self._key))
+                else:  # a BLOB run id: no text id names these rows
+                    verdicts.append(verify_rows(str(run_id), (), self._key))
+        return verdicts
+
+
+class AuditLog(SqlAuditLog, SqliteStore):
     """An append-only, per-run hash-chained event log in one SQLite file (WAL).
 
     Safe to share between threads (one connection behind a lock) and between processes
@@ -211,6 +302,7 @@ class AuditLog(ChainWriter, SqliteStore):
 
     _label = "audit log"
     _error = GovernanceError
+    _collision = (sqlite3.IntegrityError,)
 
     def __init__(
         self,
@@ -284,71 +376,17 @@ class AuditLog(ChainWriter, SqliteStore):
                 raise AuditWriteError(f"audit log {self.path} is closed")
             if self._readonly:
                 raise AuditWriteError(f"audit log {self.path} was opened read-only")
-            conn = self._conn
-            tail = self._tails.pop(run_id, None)  # back only once this write is stored
-            if tail is not None and len(prepared) <= _MAX_ROWS_PER_STATEMENT:
-                rows, out = self._chain(run_id, tail, prepared)
-                try:
-                    conn.execute(_insert_rows(len(rows)), [v for row in rows for v in row])
-                except sqlite3.IntegrityError:
-                    pass  # another connection wrote this seq: nothing of ours is stored
-                else:
-                    self._remember(run_id, out[-1])
-                    return out
-            with transaction(conn):
-                last = conn.execute(_LAST, (run_id,)).fetchone()
-                rows, out = self._chain(run_id, last, prepared)
-                conn.executemany(_INSERT, rows)
-                conn.execute("COMMIT")
-            self._remember(run_id, out[-1])
-            return out
+            return self._extend(self._conn, run_id, prepared)
 
-    def _remember(self, run_id: str, last: AuditEvent) -> None:
-        """Note the last event written to `run_id` (under the lock, after it was stored)."""
-        if len(self._tails) >= _TAILS_KEPT:
-            del self._tails[next(iter(self._tails))]
-        self._tails[run_id] = (last.seq, last.alg, last.hash)
+    @contextlib.contextmanager
+    def _exclusive(self, conn: Any, run_id: str) -> Iterator[None]:
+        with transaction(conn):  # BEGIN IMMEDIATE: every other writer of the file waits
+            yield
+            conn.execute("COMMIT")
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._session("read it") as conn:
             return conn.execute(sql, params).fetchall()
-
-    def _rows(self, run_id: str) -> list[Any]:
-        return self._query(
-            f"SELECT {_COLUMNS} FROM audit_events WHERE run_id = ? ORDER BY seq", (run_id,)
-        )
-
-    def run_ids(self) -> list[str]:
-        rows = self._query("SELECT DISTINCT run_id FROM audit_events ORDER BY run_id")
-        return [str(row[0]) for row in rows]
-
-    def head(self, run_id: str) -> str | None:
-        """The hash of the run's last event (unverified): what to anchor outside the database."""
-        rows = self._query(
-            "SELECT hash FROM audit_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
-        )
-        return str(rows[0][0]) if rows else None
-
-    def events(self, run_id: str) -> list[AuditEvent]:
-        """The run's events ordered by seq. Raises if a row's data is not a JSON object."""
-        return [read_event(row) for row in self._rows(run_id)]
-
-    def verify(self, run_id: str) -> ChainVerdict:
-        """Recompute the run's chain from genesis and name the first event that does not fit."""
-        where = "WHERE run_id = ? ORDER BY seq"
-        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events {where}", (run_id,)) as rows:
-            return verify_rows(run_id, rows, self._key)
-
-    def verify_all(self) -> list[ChainVerdict]:
-        """Every run's verdict, ordered by run id: one pass over the primary key, streamed."""
-        verdicts = []
-        with self._cursor(f"SELECT {_COLUMNS} FROM audit_events ORDER BY run_id, seq") as rows:
-            for run_id, run_rows in itertools.groupby(rows, key=operator.itemgetter(0)):
-                if isinstance(run_id, str):
-                    verdicts.append(verify_rows(run_id, run_rows, self._key))
-                else:  # a BLOB run id: no text id names these rows
-                    verdicts.append(verify_rows(str(run_id), (), self._key))
-        return verdicts
 
     @contextlib.contextmanager
     def _cursor(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Iterator[Any]]:

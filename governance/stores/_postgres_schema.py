@@ -42,8 +42,85 @@ CREATE TABLE IF NOT EXISTS proctor_schema (
 )
 """
 
+# The SQLite stores' tables, column for column (rows read back through the same parsers).
+# Times are fixed-width UTC text (governance.stores._sqlite.utc_text) compared as text, so they
+# and run ids sort bytewise (COLLATE "C"), as SQLite sorts them, whatever the database's locale.
+APPROVALS_DDL: Final = (
+    """
+    CREATE TABLE approvals (
+        seq BIGINT PRIMARY KEY CHECK (seq > 0),
+        id TEXT NOT NULL UNIQUE,
+        run_id TEXT COLLATE "C" NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        arguments_digest TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        team TEXT NOT NULL,
+        policy_digest TEXT NOT NULL,
+        rule_ids TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        risk TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'cancelled')),
+        created_at TEXT COLLATE "C" NOT NULL,
+        expires_at TEXT COLLATE "C" NOT NULL,
+        decided_by TEXT,
+        decided_at TEXT COLLATE "C",
+        comment TEXT,
+        approved_arguments TEXT,
+        status_reason TEXT,
+        consumed INTEGER NOT NULL DEFAULT 0 CHECK (consumed IN (0, 1)),
+        waiter TEXT,
+        sealed_arguments TEXT,
+        sealed_approved_arguments TEXT,
+        in_flight TEXT,
+        in_flight_by TEXT,
+        in_doubt TEXT,
+        CHECK (consumed = 0 OR status = 'approved')
+    )
+    """,
+    "CREATE INDEX approvals_by_status ON approvals (status, expires_at)",
+    "CREATE INDEX approvals_by_run ON approvals (run_id, seq)",
+)
+
+# Append-only in the database itself: an UPDATE, DELETE or TRUNCATE of an event is refused by
+# the server, whoever sends it (a role that owns the table can still drop the triggers: grant
+# the gateways INSERT and SELECT only; `proctor audit verify` finds any rewrite).
+AUDIT_DDL: Final = (
+    """
+    CREATE TABLE audit_events (
+        run_id TEXT COLLATE "C" NOT NULL,
+        seq BIGINT NOT NULL CHECK (seq > 0),
+        kind TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        data TEXT NOT NULL,
+        alg TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    )
+    """,
+    """
+    CREATE FUNCTION proctor_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'audit_events is append-only: % refused', TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END
+    $$
+    """,
+    "CREATE TRIGGER audit_events_never_changed BEFORE UPDATE OR DELETE ON audit_events "
+    "FOR EACH ROW EXECUTE FUNCTION proctor_audit_append_only()",
+    "CREATE TRIGGER audit_events_never_truncated BEFORE TRUNCATE ON audit_events "
+    "FOR EACH STATEMENT EXECUTE FUNCTION proctor_audit_append_only()",
+)
+
 # Append only: a released migration is never edited (a database may already be at it).
-MIGRATIONS: Final[tuple[Migration, ...]] = ()
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(1, "approvals", APPROVALS_DDL),
+    Migration(2, "audit", AUDIT_DDL),
+)
 
 
 class StoreSchemaError(GovernanceError):

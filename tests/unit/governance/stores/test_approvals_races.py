@@ -17,10 +17,13 @@ from governance.core._clock import ManualClock
 from governance.core._contracts import Principal
 from governance.stores._approvals import ApprovalConflict, ApprovalRequest, ApprovalStore
 from governance.stores._approvals_memory import MemoryApprovalStore
+from governance.stores._postgres import PostgresTarget
+from tests.store_backends import postgres_class
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ROUNDS = 40
 MEMORY_ROUNDS = 400  # a memory round takes microseconds: many more of them, to catch a race
+POSTGRES_ROUNDS = 150  # a server round takes milliseconds: more than a file's, still quick
 THREADS = 8
 ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 
@@ -92,7 +95,9 @@ def sweeper_clock() -> ManualClock:
 
 
 def _rounds(store: ApprovalStore) -> int:
-    return MEMORY_ROUNDS if isinstance(store, MemoryApprovalStore) else ROUNDS
+    if isinstance(store, MemoryApprovalStore):
+        return MEMORY_ROUNDS
+    return POSTGRES_ROUNDS if isinstance(store, postgres_class(ApprovalStore)) else ROUNDS
 
 
 class _PerThreadClock:
@@ -125,13 +130,14 @@ class _AsSweeper:
         return in_late_time
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
 def stores(
     request: pytest.FixtureRequest, tmp_path: Path, sweeper_clock: ManualClock
 ) -> Iterator[dict[str, ApprovalStore]]:
-    """Several connections to one file, or every worker on one memory store (its lock is the
-    only arbiter: threads switch as often as possible to widen every race); the reviewers'
-    clock stays before every deadline."""
+    """Several connections to one file or one PostgreSQL database (the server's conditional
+    UPDATE is the only arbiter), or every worker on one memory store (its lock is the only
+    arbiter: threads switch as often as possible to widen every race); the reviewers' clock
+    stays before every deadline."""
     now, late = ManualClock(T0), sweeper_clock
     if request.param == "memory":
         clock = _PerThreadClock(now, late)
@@ -145,13 +151,25 @@ def stores(
             sys.setswitchinterval(interval)
             shared.close()
         return
-    path = tmp_path / "approvals.db"
-    opened = {
-        "a": ApprovalStore(path, clock=now),
-        "b": ApprovalStore(path, clock=now),
-        "c": ApprovalStore(path, clock=now),
-        "sweeper": ApprovalStore(path, clock=late),
-    }
+    opened: dict[str, Any]
+    if request.param == "postgres":
+        cluster = request.getfixturevalue("postgres_cluster")
+        url = cluster.create_database(template=request.getfixturevalue("migrated_template"))
+        on_server = postgres_class(ApprovalStore)
+        opened = {
+            "a": on_server(PostgresTarget(url), clock=now),
+            "b": on_server(PostgresTarget(url), clock=now),
+            "c": on_server(PostgresTarget(url), clock=now),
+            "sweeper": on_server(PostgresTarget(url), clock=late),
+        }
+    else:
+        path = tmp_path / "approvals.db"
+        opened = {
+            "a": ApprovalStore(path, clock=now),
+            "b": ApprovalStore(path, clock=now),
+            "c": ApprovalStore(path, clock=now),
+            "sweeper": ApprovalStore(path, clock=late),
+        }
     try:
         yield opened
     finally:
@@ -250,3 +268,37 @@ def test_eight_threads_consuming_one_approval_get_true_exactly_once(
         assert results.count(True) == 1, (rid, results)
         assert results.count(False) == THREADS - 1
         assert a.get(rid).consumed is True
+
+
+def test_creators_on_several_connections_get_distinct_gap_free_ids(
+    stores: dict[str, ApprovalStore],
+) -> None:
+    creators = [stores["a"], stores["b"], stores["c"], stores["a"], stores["b"], stores["c"]]
+    per_creator = 25
+    start = threading.Barrier(len(creators), timeout=20)
+    made: list[tuple[int, int, str]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def create(index: int) -> None:
+        try:
+            start.wait()
+            for n in range(per_creator):
+                got = _hold(creators[index], 1000 * index + n)
+                with lock:
+                    made.append((index, n, got.id))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(len(creators))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    total = len(creators) * per_creator
+    assert sorted(int(rid.removeprefix("apr-")) for _, _, rid in made) == list(range(1, total + 1))
+    listed = stores["a"].list()
+    assert [r.id for r in listed] == [f"apr-{n}" for n in range(1, total + 1)]
+    for index, n, rid in made:  # each id names the request its creator made
+        assert stores["c"].get(rid).call_id == f"c{1000 * index + n}"

@@ -501,6 +501,44 @@ def test_wait_returns_a_decided_request_at_once(store: ApprovalStore) -> None:
     assert store.wait(held.id, timeout=5).status == "rejected"
 
 
+class _RecordsOnTheSecondPoll:
+    """The store's clock: once armed, the second reading (the waiter's second poll) is when
+    the reviewer's process records its decision on the audit chain."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock, self.store, self.approval_id, self.readings = clock, None, "", 0
+
+    def now(self) -> dt.datetime:
+        if self.store is not None:
+            self.readings += 1
+            if self.readings == 2:
+                self.store.recorded(self.approval_id, "approval.approved")
+        return self.clock.now()
+
+
+@pytest.mark.parametrize("awaited", ["approval.approved", None])
+def test_wait_returns_a_decision_only_once_it_is_on_the_audit_chain(
+    backend: Backend, clock: ManualClock, awaited: str | None
+) -> None:
+    recorder = _RecordsOnTheSecondPoll(clock)
+    with backend.open(ApprovalStore, "approvals.db", clock=recorder) as store:
+        held = _hold(store)
+        store.approve(held.id, "bob", awaiting=awaited)
+        recorder.store, recorder.approval_id = store, held.id
+        waited = store.wait(held.id, timeout=30, poll_interval=0.001)
+    assert (waited.status, waited.in_flight) == ("approved", None)
+    assert recorder.readings == (2 if awaited else 1), "returned once recorded, not before"
+
+
+def test_wait_gives_up_on_a_decision_never_recorded_when_the_timeout_passes(
+    store: ApprovalStore,
+) -> None:
+    held = _hold(store)
+    store.approve(held.id, "bob", awaiting="approval.approved")
+    waited = store.wait(held.id, timeout=0.02, poll_interval=0.005)
+    assert (waited.status, waited.in_flight) == ("approved", "approval.approved")
+
+
 def test_wait_returns_the_pending_request_when_the_timeout_passes(store: ApprovalStore) -> None:
     held = _hold(store)
     assert store.wait(held.id, timeout=0) == held
