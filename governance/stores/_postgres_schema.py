@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from governance.core._errors import GovernanceError
+from governance.stores._budgets_postgres_ddl import BUDGETS_DDL
 from governance.stores._postgres import (
     PostgresTarget,
     PostgresUnavailable,
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS proctor_schema (
 """
 
 # Append only: a released migration is never edited (a database may already be at it).
-MIGRATIONS: Final[tuple[Migration, ...]] = ()
+MIGRATIONS: Final[tuple[Migration, ...]] = (Migration(1, "budgets", BUDGETS_DDL),)
 
 
 class StoreSchemaError(GovernanceError):
