@@ -127,6 +127,37 @@ def migrate(
         conn.close()
 
 
+@dataclass(frozen=True, slots=True)
+class SchemaStatus:
+    """Where a database stands: its version, the code's, and what `migrate` would apply."""
+
+    current: int
+    latest: int
+    pending: tuple[Migration, ...]
+
+    @property
+    def newer(self) -> bool:
+        return self.current > self.latest
+
+
+def schema_status(
+    target: PostgresTarget, migrations: Sequence[Migration] = MIGRATIONS
+) -> SchemaStatus:
+    """Read the database's version; writes nothing (PostgresUnavailable when unreadable)."""
+    driver = psycopg()
+    conn = connect(target)
+    try:
+        have = current_version(conn)
+    except driver.Error as exc:
+        raise PostgresUnavailable(
+            f"cannot read the PostgreSQL store {target.display}: {first_line(exc)}"
+        ) from exc
+    finally:
+        conn.close()
+    pending = tuple(m for m in migrations if m.version > have)
+    return SchemaStatus(have, latest_version(migrations), pending)
+
+
 def _check_sequence(migrations: Sequence[Migration]) -> None:
     versions = [m.version for m in migrations]
     if versions != list(range(1, len(versions) + 1)):
