@@ -97,14 +97,16 @@ class SqlBudgetLedger:
         return (0, None) if row is None else (int(row[0]), int(row[1]))
 
     def _used(self, conn: Any, budget: Budget, key: str, now_us: int) -> int:
-        after_row, _ = self._watermark(conn, budget.id, key)
         # A reset is a ledger position, not a time: a row written in the same microsecond as
         # the reset, or under a clock that stepped back, is still on the right side of it.
+        # One statement (the watermark a subquery): one round trip to a server per budget.
         row = self._run(
             conn,
             "SELECT COUNT(*) FROM budget_ledger WHERE budget_id = ? AND key = ? "
-            f"AND status IN ({_COUNTED_SQL}) AND created_us > ? AND id > ?",
-            (budget.id, key, now_us - budget.window_seconds * 1_000_000, after_row),
+            f"AND status IN ({_COUNTED_SQL}) AND created_us > ? AND id > COALESCE(("
+            "SELECT after_row FROM budget_resets WHERE budget_id = ? AND key = ? "
+            "ORDER BY id DESC LIMIT 1), 0)",
+            (budget.id, key, now_us - budget.window_seconds * 1_000_000, budget.id, key),
         ).fetchone()
         return int(row[0])
 
