@@ -42,7 +42,12 @@ from governance.stores._budgets_model import (
     refuse_look_alikes,
     restrictiveness,
 )
-from governance.stores._budgets_sql import FIXED_COLUMNS, BudgetKey, SqlBudgetLedger
+from governance.stores._budgets_sql import (
+    FIXED_COLUMNS,
+    BudgetKey,
+    SqlBudgetLedger,
+    create_tables,
+)
 from governance.stores._sqlite import (
     Durability,
     SqliteStore,
@@ -76,43 +81,14 @@ __all__ = [
     "restrictiveness",
 ]
 
+_LEDGER_TABLE, _RESETS_TABLE = create_tables(
+    "CREATE TABLE IF NOT EXISTS", "INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER"
+)
 _SCHEMA: Final[tuple[str, ...]] = (
-    """
-    CREATE TABLE IF NOT EXISTS budget_ledger (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        budget_id TEXT NOT NULL,
-        scope TEXT NOT NULL,
-        key TEXT NOT NULL,
-        call_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        impact TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        agent TEXT NOT NULL,
-        team TEXT NOT NULL,
-        status TEXT NOT NULL
-            CHECK (status IN ('reserved', 'executed', 'released', 'unknown')),
-        created_us INTEGER NOT NULL,
-        created_at TEXT NOT NULL,
-        settled_us INTEGER,
-        settled_at TEXT
-    )
-    """,
+    _LEDGER_TABLE,
     "CREATE INDEX IF NOT EXISTS budget_ledger_window "
     "ON budget_ledger (budget_id, key, created_us)",
-    """
-    CREATE TABLE IF NOT EXISTS budget_resets (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        budget_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        at_us INTEGER NOT NULL,
-        at TEXT NOT NULL,
-        by TEXT NOT NULL,
-        approved_by TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        after_row INTEGER NOT NULL
-    )
-    """,
+    _RESETS_TABLE,
     "CREATE INDEX IF NOT EXISTS budget_resets_key ON budget_resets (budget_id, key)",
     # Evidence is append-only: rows are never deleted, and a ledger row changes only once,
     # from reserved to its outcome.

@@ -40,6 +40,7 @@ from governance.stores._budgets_model import (
     most_restrictive,
     refuse_agent,
     refuse_look_alikes,
+    status_row,
 )
 
 _NAME: Final = "budget store memory:"
@@ -188,18 +189,7 @@ class MemoryBudgetLedger(Closing):
                 for key in sorted(keys):  # code point order: SQLite's order of UTF-8 text
                     used = self._used(budget, key, now_us)
                     mark = self._watermarks.get((budget.id, key))
-                    out.append(
-                        BudgetStatus(
-                            budget_id=budget.id,
-                            scope=budget.scope,
-                            key=key,
-                            used=used,
-                            limit=budget.limit,
-                            window_seconds=budget.window_seconds,
-                            remaining=max(budget.limit - used, 0),
-                            watermark=None if mark is None else mark.at,
-                        )
-                    )
+                    out.append(status_row(budget, key, used, None if mark is None else mark.at))
         return out
 
     def reset(

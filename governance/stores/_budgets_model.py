@@ -293,7 +293,7 @@ def check_settle(
             )
 
 
-def status_row(budget: Budget, key: str, used: int, at_us: int | None) -> BudgetStatus:
+def status_row(budget: Budget, key: str, used: int, watermark: dt.datetime | None) -> BudgetStatus:
     return BudgetStatus(
         budget_id=budget.id,
         scope=budget.scope,
@@ -302,7 +302,7 @@ def status_row(budget: Budget, key: str, used: int, at_us: int | None) -> Budget
         limit=budget.limit,
         window_seconds=budget.window_seconds,
         remaining=max(budget.limit - used, 0),
-        watermark=None if at_us is None else from_us(at_us),
+        watermark=watermark,
     )
 
 

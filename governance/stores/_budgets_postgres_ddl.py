@@ -11,46 +11,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from governance.stores._budgets_sql import FIXED_COLUMNS
+from governance.stores._budgets_sql import FIXED_COLUMNS, create_tables
 
 _CHANGED: Final = " OR ".join(f"NEW.{c} IS DISTINCT FROM OLD.{c}" for c in FIXED_COLUMNS)
 
+_LEDGER_TABLE, _RESETS_TABLE = create_tables(
+    "CREATE TABLE", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"
+)
 BUDGETS_DDL: Final[tuple[str, ...]] = (
-    """
-    CREATE TABLE budget_ledger (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        budget_id TEXT NOT NULL,
-        scope TEXT NOT NULL,
-        key TEXT NOT NULL,
-        call_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        impact TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        agent TEXT NOT NULL,
-        team TEXT NOT NULL,
-        status TEXT NOT NULL
-            CHECK (status IN ('reserved', 'executed', 'released', 'unknown')),
-        created_us BIGINT NOT NULL,
-        created_at TEXT NOT NULL,
-        settled_us BIGINT,
-        settled_at TEXT
-    )
-    """,
+    _LEDGER_TABLE,
     "CREATE INDEX budget_ledger_window ON budget_ledger (budget_id, key, created_us)",
-    """
-    CREATE TABLE budget_resets (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        budget_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        at_us BIGINT NOT NULL,
-        at TEXT NOT NULL,
-        by TEXT NOT NULL,
-        approved_by TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        after_row BIGINT NOT NULL
-    )
-    """,
+    _RESETS_TABLE,
     "CREATE INDEX budget_resets_key ON budget_resets (budget_id, key, id)",
     """
     CREATE FUNCTION proctor_budget_refuse() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -52,6 +52,47 @@ FIXED_COLUMNS: Final = (
     "team", "created_us", "created_at",
 )  # fmt: skip
 RESET_COLUMNS: Final = "id, budget_id, key, at_us, at, by, approved_by, reason, after_row"
+
+def create_tables(create: str, identity: str, integer: str) -> tuple[str, str]:
+    """The ledger and resets tables in one dialect: `create` is the statement's opening
+    (`CREATE TABLE IF NOT EXISTS`), `identity` the id column's type, `integer` a 64-bit one."""
+    ledger = f"""
+    {create} budget_ledger (
+        id {identity},
+        budget_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        impact TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        team TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('reserved', 'executed', 'released', 'unknown')),
+        created_us {integer} NOT NULL,
+        created_at TEXT NOT NULL,
+        settled_us {integer},
+        settled_at TEXT
+    )
+    """
+    resets = f"""
+    {create} budget_resets (
+        id {identity},
+        budget_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        at_us {integer} NOT NULL,
+        at TEXT NOT NULL,
+        by TEXT NOT NULL,
+        approved_by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        after_row {integer} NOT NULL
+    )
+    """
+    return ledger, resets
+
+
 _COUNTED_SQL: Final = ", ".join(f"'{status}'" for status in COUNTED)
 BudgetKey = tuple[str, str]  # (budget id, key): what a writer must hold alone
 
@@ -229,7 +270,8 @@ class SqlBudgetLedger:
                     for key in sorted(str(row[0]) for row in keys):
                         used = self._used(conn, budget, key, now_us)
                         _, at_us = self._watermark(conn, budget.id, key)
-                        out.append(status_row(budget, key, used, at_us))
+                        at = None if at_us is None else from_us(at_us)
+                        out.append(status_row(budget, key, used, at))
         return out
 
     def reset(
