@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import statistics
 import sys
 import tempfile
@@ -120,6 +121,42 @@ def _server(url: str | None) -> Iterator[str]:
         yield cluster.create_database("bench")
 
 
+GATEWAY_POLICY = """
+version: 1
+rules:
+  - {id: notes-writes, effect: allow, match: {tool: fs.write}}
+budgets:
+  - {id: writes-per-run, scope: agent_run, limit: 1000000000, window_seconds: 3600,
+     counts: [write, destructive]}
+"""
+
+
+def _gateway(url: str, calls: int) -> None:
+    """A whole governed call - decision, budget, audit, the tool - through a Gateway whose
+    three stores are on the server (runs once the approval and audit backends exist)."""
+    from governance import Gateway
+
+    with tempfile.TemporaryDirectory() as tmp:
+        policy = Path(tmp) / "policy.yaml"
+        policy.write_text(GATEWAY_POLICY, encoding="utf-8")
+        with Gateway(state_dir=Path(tmp) / "state", policy_path=policy, store=url) as gateway:
+            principal = Principal("ann", "bench", "ops")
+
+            def one(n: int) -> None:
+                args = {"path": f"notes/bench-{n % 50}.txt", "content": f"line {n}"}
+                gateway.firewall.call(ToolCall(f"g{n}", "fs.write", args, "bench-run", principal))
+
+            for n in range(20):
+                one(-n - 1)
+            samples = []
+            for n in range(calls):
+                started = time.perf_counter()
+                one(n)
+                samples.append(time.perf_counter() - started)
+    print(f"{'postgres gateway':<22} {'firewall.call (fs.write)':<24} {calls:>5} calls  "
+          f"{_percentiles(samples)}")  # fmt: skip
+
+
 def _audit_class() -> Any | None:
     try:
         module = importlib.import_module("governance.stores._audit_postgres")
@@ -148,6 +185,11 @@ def main() -> None:
             if audit_class is not None:
                 with audit_class(target) as audit:
                     _serial("postgres", ledger, audit, args.calls)
+        if audit_class is not None and all(
+            importlib.util.find_spec(f"governance.stores._{name}_postgres") is not None
+            for name in ("approvals", "audit")
+        ):
+            _gateway(url, args.calls)
         for same_key in (True, False):
             _threaded("postgres", lambda: PostgresBudgetLedger(target, busy_timeout=60),
                       args.threads, args.calls, same_key=same_key)  # fmt: skip
