@@ -220,3 +220,22 @@ def test_writers_naming_the_same_budgets_in_opposite_orders_never_deadlock(url: 
         for store in stores:
             store.close()
     assert errors == [] and len(won) == 40
+
+
+def test_a_key_held_past_the_busy_timeout_fails_closed_and_writes_nothing(url: str) -> None:
+    holder = psycopg.connect(url)
+    try:
+        holder.execute(
+            "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)",
+            (0x42554447, lock_id(("b", "run-1"))),
+        )
+        with PostgresBudgetLedger(PostgresTarget(url), busy_timeout=0.2) as store:
+            with pytest.raises(BudgetStoreError, match="could not reserve.*timeout"):
+                store.reserve(_call(), "destructive", [BUDGET])
+            other_key = Budget("b", "", "agent_run", 1, 3600)
+            _reserved(store.reserve(_call(run="run-2"), "destructive", [other_key]))
+            holder.rollback()
+            assert [row.key for row in store.ledger()] == ["run-2"]
+            _reserved(store.reserve(_call(), "destructive", [BUDGET]))
+    finally:
+        holder.close()
