@@ -172,8 +172,7 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL database to use (it is migrated)")
     args = parser.parse_args()
 
-    from governance.stores import PostgresTarget, migrate_postgres
-    from governance.stores._budgets_postgres import PostgresBudgetLedger
+    from governance.stores import PostgresBudgetLedger, PostgresTarget, migrate_postgres
 
     with _server(args.url) as url:
         target = PostgresTarget(url)

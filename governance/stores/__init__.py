@@ -39,6 +39,7 @@ from governance.stores._budgets import (
     BudgetStoreError,
 )
 from governance.stores._budgets_memory import MemoryBudgetLedger
+from governance.stores._budgets_postgres import PostgresBudgetLedger
 from governance.stores._checkpoint import (
     CheckpointBody,
     CheckpointOverwriteRefused,
@@ -113,6 +114,7 @@ __all__ = [
     "MemoryApprovalStore",
     "MemoryAuditLog",
     "MemoryBudgetLedger",
+    "PostgresBudgetLedger",
     "PostgresTarget",
     "PostgresUnavailable",
     "RunFinding",
