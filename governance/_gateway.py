@@ -8,9 +8,11 @@ Layout of the state directory (default `.proctor/`):
     workspace/         the built-in tools' sandbox and business database
 
 `store` picks where approvals, budgets and the audit log live (governance.stores): `sqlite`
-(the files above, default), `sqlite:///<dir>[?durability=os]` (the files in another directory)
-or `memory:` (ephemeral: nothing on disk, no fsync; for scenario runs). `durability` is the file
-stores' mode: `fsync` (default) or `os` (survives a killed process, not a power loss).
+(the files above, default), `sqlite:///<dir>[?durability=os]` (the files in another directory),
+`memory:` (ephemeral: nothing on disk, no fsync; for scenario runs) or
+`postgresql://user@host:port/db` (one database shared by every gateway pointed at it, migrated
+by `proctor store migrate`). `durability` is the file stores' mode: `fsync` (default) or `os`
+(survives a killed process, not a power loss).
 `checkpoint` (governance.stores: `CheckpointSchedule`) has the gateway sign checkpoints of its
 audit log every N events and on close, into a file outside the database.
 """
@@ -201,6 +203,20 @@ class Gateway(Closing):
                 )
                 opened.append(self.approvals)
                 self.budgets = MemoryBudgetLedger(clock=clock)
+                return
+            if spec.postgres is not None:  # every replica pointed at one database shares all
+                from governance.stores._postgres_stores import open_postgres_stores
+
+                shared = open_postgres_stores(
+                    spec.postgres,
+                    clock=clock,
+                    default_ttl_seconds=ttl,
+                    audit_key=audit_key,
+                    approvals_key=approvals_key,
+                )
+                self.audit, self.approvals, self.budgets = (
+                    shared.audit, shared.approvals, shared.budgets,
+                )  # fmt: skip
                 return
             where = spec.directory or self.state_dir
             where.mkdir(parents=True, exist_ok=True)

@@ -42,13 +42,7 @@ _ON_POSTGRES: dict[Any, str] = {
 
 def postgres_class(cls: Any) -> Callable[..., Any]:
     module, name = _ON_POSTGRES[cls].split(":")
-    try:
-        found = importlib.import_module(module)
-    except ModuleNotFoundError as exc:  # TEMPORARY while the backends are built in parallel
-        if exc.name != module:
-            raise
-        pytest.skip(f"{module} is not built yet")
-    return getattr(found, name)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

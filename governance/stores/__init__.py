@@ -39,6 +39,7 @@ from governance.stores._budgets import (
     BudgetStoreError,
 )
 from governance.stores._budgets_memory import MemoryBudgetLedger
+from governance.stores._budgets_postgres import PostgresBudgetLedger
 from governance.stores._checkpoint import (
     CheckpointBody,
     CheckpointOverwriteRefused,
@@ -63,6 +64,13 @@ from governance.stores._checkpoint_schedule import (
     CheckpointSchedule,
 )
 from governance.stores._checkpoint_schedule import schedule_from_env as checkpoint_schedule_from_env
+from governance.stores._postgres import PostgresTarget, PostgresUnavailable
+from governance.stores._postgres_schema import (
+    SchemaStatus,
+    StoreSchemaError,
+)
+from governance.stores._postgres_schema import migrate as migrate_postgres
+from governance.stores._postgres_schema import schema_status as postgres_schema_status
 from governance.stores._sqlite import Durability
 
 __all__ = [
@@ -106,14 +114,21 @@ __all__ = [
     "MemoryApprovalStore",
     "MemoryAuditLog",
     "MemoryBudgetLedger",
+    "PostgresBudgetLedger",
+    "PostgresTarget",
+    "PostgresUnavailable",
     "RunFinding",
+    "SchemaStatus",
     "SelfApprovalError",
+    "StoreSchemaError",
     "StoreSpec",
     "StoreUrlError",
     "generate_checkpoint_keys",
     "load_checkpoint_private_key",
     "load_checkpoint_public_key",
+    "migrate_postgres",
     "parse_store_url",
+    "postgres_schema_status",
     "read_checkpoint",
     "verify_checkpoint",
     "write_checkpoint",

@@ -1,7 +1,8 @@
 """The store seam: what the firewall, the gateway and the CLI need from approvals, budgets and
 the audit log, and how a store URL picks the backend that provides them.
 
-Backends today: the SQLite files (`sqlite`, the durable default, in `fsync` or `os` durability)
+Backends today: the SQLite files (`sqlite`, the durable default, in `fsync` or `os` durability),
+PostgreSQL (`postgresql://`, one database shared by every gateway, `proctor store migrate`)
 and `memory` (nothing on disk, no fsync, for scenario runs: `MemoryAuditLog`,
 `MemoryApprovalStore`, `MemoryBudgetLedger`, in Python, each arbitrated by one lock). A
 server backend (PostgreSQL) plugs in by implementing the three protocols below; the contract
@@ -11,8 +12,10 @@ tests in tests/unit/governance/stores/ run against every backend. What a backend
   `consumed = 0` for execution) evaluated by the database (in memory: checked and set under
   the store's one lock), never a read-then-write across two steps; that update is the only
   arbiter between reviewers, the expiry sweep and reconciliation.
-- budgets: `reserve` counts and inserts in one serialisable transaction (no overshoot under any
-  number of concurrent gateways); a reset inserts a watermark and never deletes a ledger row.
+- budgets: `reserve` counts and inserts in one transaction that excludes every other writer
+  of the same (budget, key) (no overshoot under any number of concurrent gateways: SQLite's
+  `BEGIN IMMEDIATE`, PostgreSQL's advisory locks in ascending order); a reset inserts a
+  watermark and never deletes a ledger row.
 - audit: `seq` is per run, gap-free, allocated inside the appending transaction; `append_many`
   lands all its events or none. Timestamps come from the injected clock, never the server.
 - every failure surfaces as the package's own error type (ApprovalStoreError,

@@ -18,8 +18,8 @@ from typing import Final
 
 from governance.core._clock import Clock, SystemClock
 from governance.core._closing import Closing
-from governance.core._contracts import IMPACTS, Impact, Principal, ToolCall
-from governance.stores._budgets import (
+from governance.core._contracts import Impact, Principal, ToolCall
+from governance.stores._budgets_model import (
     COUNTED,
     SETTLE_OUTCOMES,
     Budget,
@@ -31,13 +31,16 @@ from governance.stores._budgets import (
     BudgetStoreError,
     LedgerRow,
     SettleOutcome,
+    applicable,
     check_reset,
+    check_settle,
     check_unique,
     epoch_us,
     from_us,
+    most_restrictive,
     refuse_agent,
     refuse_look_alikes,
-    restrictiveness,
+    status_row,
 )
 
 _NAME: Final = "budget store memory:"
@@ -90,34 +93,18 @@ class MemoryBudgetLedger(Closing):
     def _most_restrictive(
         self, keyed: Sequence[tuple[Budget, str]], now_us: int
     ) -> BudgetDenial | None:
-        exhausted = []
-        for budget, key in keyed:
-            used = self._used(budget, key, now_us)
-            if used >= budget.limit:
-                exhausted.append(
-                    BudgetDenial(
-                        budget.id, budget.scope, key, used, budget.limit, budget.window_seconds
-                    )
-                )
-        return min(exhausted, key=restrictiveness) if exhausted else None
-
-    @staticmethod
-    def _applicable(impact: Impact, call: ToolCall, budgets: Sequence[Budget]) -> list[Budget]:
-        if impact not in IMPACTS:
-            raise BudgetStoreError(f"unknown impact {impact!r}: expected one of {list(IMPACTS)}")
-        check_unique(budgets)
-        return [budget for budget in budgets if budget.applies_to(call.tool, impact)]
+        return most_restrictive(keyed, lambda budget, key: self._used(budget, key, now_us))
 
     def reserve(
         self, call: ToolCall, impact: Impact, budgets: Sequence[Budget]
     ) -> BudgetReservation | BudgetDenial:
         """Hold one slot in every budget that counts this call, or name the one that is spent."""
-        applicable = self._applicable(impact, call, budgets)
+        counting = applicable(impact, call, budgets)
         with self._session(f"reserve budget for call {call.call_id!r}"):
-            if not applicable:
+            if not counting:
                 return BudgetReservation((), call.call_id, call.run_id, call.tool)
             now_us = self._now_us()
-            keyed = [(budget, budget.key_for(call)) for budget in applicable]
+            keyed = [(budget, budget.key_for(call)) for budget in counting]
             denial = self._most_restrictive(keyed, now_us)
             if denial is not None:
                 return denial  # nothing written
@@ -140,20 +127,20 @@ class MemoryBudgetLedger(Closing):
                 self._by_key.setdefault((row.budget_id, row.key), []).append(row.id)
                 ids.append(row.id)
             return BudgetReservation(
-                tuple(ids), call.call_id, call.run_id, call.tool, tuple(b.id for b in applicable)
+                tuple(ids), call.call_id, call.run_id, call.tool, tuple(b.id for b in counting)
             )
 
     def check(
         self, call: ToolCall, impact: Impact, budgets: Sequence[Budget]
     ) -> BudgetDenial | None:
         """The denial `reserve` would give right now, or None; writes nothing."""
-        applicable = self._applicable(impact, call, budgets)
+        counting = applicable(impact, call, budgets)
         with self._session(f"check budget for call {call.call_id!r}"):
-            if not applicable:
+            if not counting:
                 return None
             now_us = self._now_us()
             return self._most_restrictive(
-                [(budget, budget.key_for(call)) for budget in applicable], now_us
+                [(budget, budget.key_for(call)) for budget in counting], now_us
             )
 
     def settle(self, reservation: BudgetReservation, outcome: SettleOutcome) -> None:
@@ -165,20 +152,16 @@ class MemoryBudgetLedger(Closing):
         with self._session(f"settle call {reservation.call_id!r} as {outcome}"):
             now_us = self._now_us()
             count = len(self._rows)
-            missing = [i for i in reservation.ids if not 1 <= i <= count]
-            if missing:
-                raise BudgetStoreError(f"no ledger rows {missing} to settle")
-            for row_id in sorted(set(reservation.ids)):
-                row = self._rows[row_id - 1]
-                if (row.call_id, row.run_id) != (reservation.call_id, reservation.run_id):
-                    raise BudgetStoreError(
-                        f"ledger row {row_id} belongs to call {row.call_id!r} of run "
-                        f"{row.run_id!r}"
-                    )
-                if row.status not in ("reserved", outcome):
-                    raise BudgetStoreError(
-                        f"ledger row {row_id} was already settled as {row.status}, not {outcome}"
-                    )
+            check_settle(
+                reservation,
+                outcome,
+                {
+                    i: (row.status, row.call_id, row.run_id)
+                    for i in reservation.ids
+                    if 1 <= i <= count
+                    for row in (self._rows[i - 1],)
+                },
+            )
             settled_at = from_us(now_us)
             for row_id in set(reservation.ids):
                 row = self._rows[row_id - 1]
@@ -206,18 +189,7 @@ class MemoryBudgetLedger(Closing):
                 for key in sorted(keys):  # code point order: SQLite's order of UTF-8 text
                     used = self._used(budget, key, now_us)
                     mark = self._watermarks.get((budget.id, key))
-                    out.append(
-                        BudgetStatus(
-                            budget_id=budget.id,
-                            scope=budget.scope,
-                            key=key,
-                            used=used,
-                            limit=budget.limit,
-                            window_seconds=budget.window_seconds,
-                            remaining=max(budget.limit - used, 0),
-                            watermark=None if mark is None else mark.at,
-                        )
-                    )
+                    out.append(status_row(budget, key, used, None if mark is None else mark.at))
         return out
 
     def reset(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from governance.core._errors import GovernanceError
+from governance.stores._budgets_postgres_ddl import BUDGETS_DDL
 from governance.stores._postgres import (
     PostgresTarget,
     PostgresUnavailable,
@@ -118,8 +119,9 @@ AUDIT_DDL: Final = (
 
 # Append only: a released migration is never edited (a database may already be at it).
 MIGRATIONS: Final[tuple[Migration, ...]] = (
-    Migration(1, "approvals", APPROVALS_DDL),
-    Migration(2, "audit", AUDIT_DDL),
+    Migration(1, "budgets", BUDGETS_DDL),
+    Migration(2, "approvals", APPROVALS_DDL),
+    Migration(3, "audit", AUDIT_DDL),
 )
 
 
@@ -201,6 +203,37 @@ def migrate(
         ) from exc
     finally:
         conn.close()
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaStatus:
+    """Where a database stands: its version, the code's, and what `migrate` would apply."""
+
+    current: int
+    latest: int
+    pending: tuple[Migration, ...]
+
+    @property
+    def newer(self) -> bool:
+        return self.current > self.latest
+
+
+def schema_status(
+    target: PostgresTarget, migrations: Sequence[Migration] = MIGRATIONS
+) -> SchemaStatus:
+    """Read the database's version; writes nothing (PostgresUnavailable when unreadable)."""
+    driver = psycopg()
+    conn = connect(target)
+    try:
+        have = current_version(conn)
+    except driver.Error as exc:
+        raise PostgresUnavailable(
+            f"cannot read the PostgreSQL store {target.display}: {first_line(exc)}"
+        ) from exc
+    finally:
+        conn.close()
+    pending = tuple(m for m in migrations if m.version > have)
+    return SchemaStatus(have, latest_version(migrations), pending)
 
 
 def _check_sequence(migrations: Sequence[Migration]) -> None:

@@ -26,9 +26,11 @@ Exit codes:
   1   a scenario check failed (nothing gated regressed)
   2   a gated metric regressed against the baseline
   3   invalid input: a scenario, policy or config file fails its schema or contract,
-      or stored traces do not verify (digest, consistency, signature)
+      stored traces do not verify (digest, consistency, signature), or the store's
+      schema is not this Proctor's (`proctor store migrate`)
   64  usage error (bad flags)
-  69  cannot listen: the host:port to serve on is in use, privileged or not this machine's
+  69  unavailable: the host:port to serve on is in use, privileged or not this machine's,
+      or the PostgreSQL store cannot be reached
   70  internal error
   77  live smoke skipped: no credential configured
 """
@@ -136,12 +138,24 @@ class ProctorGroup(click.Group):
             return codes.UNAVAILABLE
         except (GovernanceError, HarnessError) as exc:
             click.echo(f"error: {exc}", err=True)
-            return codes.INTERNAL
+            return _store_code(exc)
         except Exception:
             click.echo("internal error (please report it with this traceback):", err=True)
             click.echo(traceback.format_exc(), err=True)
             return codes.INTERNAL
         return rv if isinstance(rv, int) else codes.OK
+
+
+def _store_code(exc: Exception) -> int:
+    """69 for a store server that cannot be reached, 3 for a store schema this Proctor does not
+    speak; else internal. Imported only when an error gets here."""
+    from governance.stores import PostgresUnavailable, StoreSchemaError
+
+    if isinstance(exc, PostgresUnavailable):
+        return codes.UNAVAILABLE
+    if isinstance(exc, StoreSchemaError):
+        return codes.INVALID_SUITE
+    return codes.INTERNAL
 
 
 @click.group(cls=ProctorGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)

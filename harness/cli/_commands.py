@@ -100,6 +100,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "smoke",
         "Prove the live provider path: real HTTP, tool-name encoding, governance, audit.",
     ),
+    "store": LazyCommand(
+        "harness.cli._store",
+        "store_group",
+        "The shared PostgreSQL store: apply its schema migrations, show its version.",
+    ),
     "stub": LazyCommand(
         "harness.cli._stub",
         "stub_command",

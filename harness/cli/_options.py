@@ -21,6 +21,13 @@ def shipped_policy_path() -> Path:
 
 
 MCP_CONFIG_META = "proctor.mcp_config"
+STORE_META = "proctor.store"
+STORE_ENV = "PROCTOR_STORE_URL"  # governance.stores._backends.STORE_URL_ENV, without the import
+STORE_HELP = (
+    "Where approvals, budgets and the audit log live: sqlite (the files in --state-dir), "
+    "sqlite:///<dir>, memory: or postgresql://user@host:port/db (shared by every gateway "
+    "pointed at it; `proctor store migrate` first) [env PROCTOR_STORE_URL; default: sqlite]."
+)
 
 
 def _remember_mcp_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
@@ -29,12 +36,40 @@ def _remember_mcp_config(ctx: click.Context, _: click.Parameter, value: Path | N
     ctx.meta[MCP_CONFIG_META] = value
 
 
+def _remember_store(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    # Parsed here, so a malformed URL is a usage error before anything opens; kept on the
+    # context like --mcp-config, so open_gateway finds it.
+    if value is not None:
+        from governance.stores import StoreUrlError, parse_store_url
+
+        try:
+            parse_store_url(value)
+        except StoreUrlError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    ctx.meta[STORE_META] = value
+
+
+def store_option(func: F) -> F:
+    """`--store URL` [env PROCTOR_STORE_URL]: which backend holds the stores."""
+    return click.option(
+        "--store",
+        envvar=STORE_ENV,
+        default=None,
+        expose_value=False,
+        callback=_remember_store,
+        metavar="URL",
+        help=STORE_HELP,
+    )(func)
+
+
 def gateway_options(func: F) -> F:
-    """`--state-dir`, `--policy` and `--mcp-config`, with env fallbacks, on governing commands."""
+    """`--state-dir`, `--policy`, `--store` and `--mcp-config`, with env fallbacks, on
+    governing commands."""
     # The gateway module (stores, firewall) loads with the commands that open one, not with
     # `check` or `policy`, which share this module for `suite_options`.
     from governance import DEFAULT_STATE_DIR
 
+    func = store_option(func)
     func = click.option(
         "--mcp-config",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -72,11 +107,13 @@ def open_gateway(
     *,
     held_calls: Literal["detached", "awaited"] = "detached",
 ) -> Gateway:
-    """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config.
-    `held_calls="awaited"` when this process itself waits for the decisions (`ask --wait`)."""
+    """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config,
+    the store to its --store. `held_calls="awaited"` when this process itself waits for the
+    decisions (`ask --wait`)."""
+    ctx = click.get_current_context(silent=True)
     if mcp_config is None:
-        ctx = click.get_current_context(silent=True)
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
+    store = (ctx.meta.get(STORE_META) if ctx is not None else None) or "sqlite"
     from governance import Gateway
     from governance.stores import CheckpointError, checkpoint_schedule_from_env
 
@@ -90,6 +127,7 @@ def open_gateway(
         mcp_config=mcp_config,
         checkpoint=checkpoint,
         held_calls=held_calls,
+        store=store,
     )
 
 

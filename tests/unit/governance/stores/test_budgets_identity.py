@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from governance.core._contracts import Principal
 from governance.stores._budgets import BudgetResetRefused, BudgetStore
+from tests.store_backends import Backend
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[BudgetStore]:
-    with BudgetStore(tmp_path / "budgets.db") as opened:
+def store(backend: Backend) -> Iterator[BudgetStore]:
+    """A contract test: every backend compares people the same way."""
+    with backend.open(BudgetStore, "budgets.db") as opened:
         yield opened
 
 
