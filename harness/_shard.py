@@ -18,6 +18,15 @@ digest of the harness and governance source), the baseline and the options that 
 It is bound to the run by the digest of report.json (which the run's manifest pins together
 with the traces) and, with `PROCTOR_REPORT_KEY`, signed like the manifest.
 
+Not recorded, because it cannot change a replay shard's results: the environment. A replay run
+reads no PROCTOR_* setting that changes its suite, scoring or gate (the run command has no
+env-backed option; PROCTOR_LLM_* and .env are for live providers, which --shard refuses;
+PROCTOR_REPORT_KEY only signs; PROCTOR_CACHE_* caches parsed scenario files, whose results the
+suite digest covers; scenario gateways ignore the audit/approvals keys), and traces are
+byte-identical across hash seeds and -j. The one reader is an MCP server a scenario launches:
+it inherits the environment. What it answered is in the traces, which the merge gates; a digest
+of the whole environment would differ in every CI job (host, job id) and refuse every merge.
+
 Pure: no file or environment access here.
 """
 

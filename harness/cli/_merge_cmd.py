@@ -167,9 +167,9 @@ def _refuse_other_code(shards: list[ShardDir], allow: bool) -> None:
         click.echo(listing(f"--allow-other-commit: gating old results with new code: {head}",
                            problems), err=True)  # fmt: skip
         return
-    fix = ["merge in a checkout of the shards' commit and code, or pass --allow-other-commit "
-           "to gate old results with new code"]  # fmt: skip
-    raise ShardsRefused(shards[0].where, None, listing(head, [*problems, *fix]))
+    fix = ("\nmerge in a checkout of the shards' commit and code, or pass --allow-other-commit "
+           "to gate old results with new code")  # fmt: skip
+    raise ShardsRefused(shards[0].where, None, listing(head, problems) + fix)
 
 
 def _read_records(shard_dirs: tuple[Path, ...], key: bytes | None) -> list[ShardDir]:
