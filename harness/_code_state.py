@@ -100,13 +100,16 @@ def code_state() -> CodeRecord:
 
 
 def source_digest(roots: Iterable[Path]) -> str:
-    """Every file under the package directories (code and the data it ships), by relative
-    path and content; compiled caches left out (they follow the source)."""
+    """Every file under the package directories (code and the data it ships: the knowledge
+    base kb.search answers from, the default policy), by relative path and content. Left out:
+    compiled caches (they follow the source) and py.typed markers (an editable checkout has
+    harness/py.typed, a wheel does not; neither changes a result)."""
     hasher = hashlib.sha256()
     for root in roots:
         files = sorted(
             p for p in root.rglob("*")
             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            and p.name != "py.typed"
         )  # fmt: skip
         for path in files:
             hasher.update(f"{root.name}/{path.relative_to(root).as_posix()}\0".encode())

@@ -75,7 +75,9 @@ def test_outside_a_repository_there_is_no_commit_and_no_tree(
     assert tree_state() is None
 
 
-def test_the_source_digest_follows_every_file_but_not_compiled_caches(tmp_path: Path) -> None:
+def test_the_source_digest_follows_every_file_but_not_caches_or_type_markers(
+    tmp_path: Path,
+) -> None:
     pkg = tmp_path / "harness"
     pkg.mkdir()
     (pkg / "_gate.py").write_text("LIMIT = 1\n", encoding="utf-8")
@@ -83,6 +85,7 @@ def test_the_source_digest_follows_every_file_but_not_compiled_caches(tmp_path: 
     before = source_digest([pkg])
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "_gate.cpython-312.pyc").write_bytes(b"\0")
+    (pkg / "py.typed").write_bytes(b"")  # in a checkout, not in the wheel
     assert source_digest([pkg]) == before
     (pkg / "policy.yaml").write_text("rules: [deny]\n", encoding="utf-8")
     assert source_digest([pkg]) != before
