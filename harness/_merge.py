@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from governance import ConfigError
-from harness._shard import ShardRecord, shard_of
+from harness._shard import CodeRecord, ShardRecord, TreeRecord, shard_of
 
 _MAX_SHOWN = 25
 
@@ -29,6 +29,8 @@ _AGREED: dict[str, Callable[[ShardRecord], object]] = {
     "shard count": lambda r: r.count,
     "suite (digest of the selected scenarios)": lambda r: (r.suite_digest, r.suite_size),
     "commit": lambda r: r.commit,
+    "uncommitted changes": lambda r: _tree(r.tree),
+    "code (Proctor, Python, dependencies, harness source)": lambda r: r.code.model_dump(),
     "baseline": lambda r: r.baseline.model_dump(),
     "options (provider, --scenarios, selectors, --fail-on-drift)": lambda r: r.options.model_dump(),
 }
@@ -60,6 +62,36 @@ def record_problems(shards: Sequence[ShardDir]) -> list[str]:
             f"shard(s) {', '.join(missing)} missing: the merge needs all {count} shard "
             "directories of the run"
         )
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class CodeHere:
+    """Where and with what code the merge itself runs (harness._code_state)."""
+
+    commit: str | None
+    tree: TreeRecord | None
+    code: CodeRecord
+
+
+def other_code_problems(shards: Sequence[ShardDir], here: CodeHere) -> list[str]:
+    """How the merge's code differs from the code the shards ran (call once they agree): the
+    merge scores and gates, so other code would judge their traces by other rules. Commit and
+    uncommitted changes are compared only when both sides are in a git repository."""
+    ran = shards[0].record
+    problems: list[str] = []
+    if ran.commit is not None and here.commit is not None:
+        if ran.commit != here.commit:
+            problems.append(f"commit: the shards ran at {ran.commit}, the merge at {here.commit}")
+        elif _tree(ran.tree) != _tree(here.tree):
+            problems.append(
+                f"uncommitted changes: the shards ran with {_tree(ran.tree)}, the merge has "
+                f"{_tree(here.tree)}"
+            )
+    theirs, ours = ran.code.model_dump(), here.code.model_dump()
+    for field, value in theirs.items():
+        if value != ours[field]:
+            problems.append(f"code ({field}): the shards ran {value}, the merge runs {ours[field]}")
     return problems
 
 
@@ -99,6 +131,12 @@ def listing(head: str, problems: Sequence[str]) -> str:
     if len(problems) > _MAX_SHOWN:
         lines.append(f"  ... and {len(problems) - _MAX_SHOWN} more")
     return "\n".join(lines)
+
+
+def _tree(tree: TreeRecord | None) -> str:
+    if tree is None:
+        return "(no repository)"
+    return f"uncommitted changes {tree.digest}" if tree.dirty else "a clean tree"
 
 
 def _few(ids: Sequence[str], limit: int = 5) -> str:

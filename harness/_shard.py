@@ -12,10 +12,20 @@ partitioned: the selection is applied first, on the whole suite, then the partit
 merge of `--limit 10 --shard I/3` for I = 1..3 is the unsharded `--limit 10` run.
 
 `shard.json` (written last into a shard's report directory) is what the merge needs to refuse a
-mismatch: the shard, the ids it ran, the digest of the whole selected suite, the commit, the
-baseline and the options that change results. It is bound to the run by the digest of
-report.json (which the run's manifest pins together with the traces) and, with
-`PROCTOR_REPORT_KEY`, signed like the manifest.
+mismatch: the shard, the ids it ran, the digest of the whole selected suite, the commit and the
+uncommitted changes of the checkout, the code that ran (Proctor, Python, the dependencies, a
+digest of the harness and governance source), the baseline and the options that change results.
+It is bound to the run by the digest of report.json (which the run's manifest pins together
+with the traces) and, with `PROCTOR_REPORT_KEY`, signed like the manifest.
+
+Not recorded, because it cannot change a replay shard's results: the environment. A replay run
+reads no PROCTOR_* setting that changes its suite, scoring or gate (the run command has no
+env-backed option; PROCTOR_LLM_* and .env are for live providers, which --shard refuses;
+PROCTOR_REPORT_KEY only signs; PROCTOR_CACHE_* caches parsed scenario files, whose results the
+suite digest covers; scenario gateways ignore the audit/approvals keys), and traces are
+byte-identical across hash seeds and -j. The one reader is an MCP server a scenario launches:
+it inherits the environment. What it answered is in the traces, which the merge gates; a digest
+of the whole environment would differ in every CI job (host, job id) and refuse every merge.
 
 Pure: no file or environment access here.
 """
@@ -128,8 +138,28 @@ class ShardOptions(_Model):
     fail_on_drift: bool
 
 
+class TreeRecord(_Model):
+    """The checkout's uncommitted changes: `commit` alone says nothing about an edited tree."""
+
+    dirty: bool
+    digest: str | None = Field(
+        default=None,
+        pattern=_DIGEST,
+        description="Digest of `git diff HEAD` and the untracked Python files (null: clean).",
+    )
+
+
+class CodeRecord(_Model):
+    """The code that ran and scores: a merge by other code gates old results with new rules."""
+
+    proctor: str = Field(description="The installed Proctor's version.")
+    python: str = Field(description="Implementation and version, e.g. CPython 3.12.3.")
+    dependencies: str = Field(pattern=_DIGEST, description="Digest of the runtime deps' versions.")
+    source: str = Field(pattern=_DIGEST, description="Digest of the harness and governance files.")
+
+
 class ShardRecord(_Model):
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     index: int = Field(ge=1)
     count: int = Field(ge=1)
     partition: Literal["sha256(scenario id) mod N"] = PARTITION
@@ -138,6 +168,8 @@ class ShardRecord(_Model):
     suite_digest: str = Field(pattern=_DIGEST, description="The whole selected suite's.")
     suite_size: int = Field(ge=0)
     commit: str | None = Field(description="git HEAD where the shard ran (null: no repo).")
+    tree: TreeRecord | None = Field(description="Its uncommitted changes (null: no repo).")
+    code: CodeRecord
     baseline: BaselineRecord
     options: ShardOptions
     report_digest: str = Field(pattern=_DIGEST, description="sha256 of report.json's bytes.")
@@ -152,8 +184,11 @@ class ShardRecord(_Model):
         return self.model_copy(update={"signature": _sign(self.signed_bytes(), key)})
 
     def signature_problem(self, key: bytes | None) -> str | None:
-        """Why a configured key does not accept this record; None when it does (or no key)."""
+        """Why the key (PROCTOR_REPORT_KEY, or None) does not accept this record; None when it
+        does. A signed record needs the key: skipping its signature would accept any edit."""
         if not key:
+            if self.signature is not None:
+                return "the shards are signed; set PROCTOR_REPORT_KEY to verify them"
             return None
         if self.signature is None:
             return "unsigned, but PROCTOR_REPORT_KEY is set: run the shard with the key"

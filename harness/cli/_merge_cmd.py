@@ -11,7 +11,15 @@ from pydantic import ValidationError
 
 from governance.config import decode_text, read_capped
 from harness._manifest import MANIFEST_NAME, bytes_digest
-from harness._merge import ShardDir, ShardsRefused, listing, partition_problems, record_problems
+from harness._merge import (
+    CodeHere,
+    ShardDir,
+    ShardsRefused,
+    listing,
+    other_code_problems,
+    partition_problems,
+    record_problems,
+)
 from harness._shard import SHARD_RECORD_NAME, ShardRecord
 from harness._trace import Trace
 from harness.cli._eval_common import finish, report_key
@@ -39,18 +47,31 @@ from harness.cli._shard_run import digest_of_suite, gate_baseline, selection_of
     help="The merged run's id [default: the shards' run id when they share one, else new]. "
     "Traces are re-labelled with it; their digests do not include it.",
 )
-def merge_command(shard_dirs: tuple[Path, ...], report_dir: Path, run_id: str | None) -> int:
+@click.option(
+    "--allow-other-commit",
+    is_flag=True,
+    help="Merge even though this checkout's commit, uncommitted changes or code (Proctor, "
+    "Python, dependencies) differ from the shards': you are gating old results with new code.",
+)
+def merge_command(
+    shard_dirs: tuple[Path, ...], report_dir: Path, run_id: str | None, allow_other_commit: bool
+) -> int:
     """Merge the report directories of `proctor run --shard I/N` (all N), then score and gate.
 
     The merged traces, report.json, the other reports and the exit code are those of the
     unsharded run of the same suite against the same baseline: the merge gates with the
     baseline and options the shards recorded (shard.json), reading the scenario files here.
 
-    Refused (exit 3, naming the directories): shards of different commits, suites, baselines
-    or options; a missing shard; a shard or scenario given twice; a directory that is not a
-    complete shard (no shard.json: killed before the end) or whose files do not verify
-    (manifest digests, consistency, the HMAC signatures when PROCTOR_REPORT_KEY is set); scenario
-    files here that differ from the ones the shards ran. Exit codes otherwise as `proctor run`.
+    Refused (exit 3, naming the directories): shards of different commits, uncommitted
+    changes, code (Proctor, Python, dependency versions, harness source), suites, baselines or
+    options; shards whose commit, uncommitted changes or code differ from this merge's (the
+    merge scores and gates them: --allow-other-commit merges anyway, and you are gating old
+    results with new code; outside a git repository commits and uncommitted changes are not
+    compared, the code still is); a missing shard; a shard or scenario given twice; a directory
+    that is not a complete shard (no shard.json: killed before the end) or whose files do not
+    verify (manifest digests, consistency, HMAC signatures: signed shards need
+    PROCTOR_REPORT_KEY set, unsigned ones are refused when it is set); scenario files here that
+    differ from the ones the shards ran. Exit codes otherwise as `proctor run`.
     """
     out = report_dir.resolve()
     for directory in shard_dirs:
@@ -69,6 +90,7 @@ def merge_command(shard_dirs: tuple[Path, ...], report_dir: Path, run_id: str | 
     problems = record_problems(shards)
     if problems:
         raise ShardsRefused(shards[0].where, None, listing("the shards are not one run", problems))
+    _refuse_other_code(shards, allow_other_commit)
     first = shards[0].record
 
     traces: dict[str, Trace] = {}
@@ -127,6 +149,27 @@ def merge_command(shard_dirs: tuple[Path, ...], report_dir: Path, run_id: str | 
         selected=suite.selected,
     )
     return finish(result, report_dir, fail_on_drift=options.fail_on_drift)
+
+
+def _refuse_other_code(shards: list[ShardDir], allow: bool) -> None:
+    from harness._code_state import code_state, current_commit, tree_state
+
+    here = CodeHere(current_commit(), tree_state(), code_state())
+    problems = other_code_problems(shards, here)
+    if not problems:
+        return
+    named = ", ".join(shard.where for shard in shards)
+    head = (
+        f"the shards ({named}) ran other code than this merge (at commit "
+        f"{here.commit or '(no repository)'})"
+    )
+    if allow:
+        click.echo(listing(f"--allow-other-commit: gating old results with new code: {head}",
+                           problems), err=True)  # fmt: skip
+        return
+    fix = ("\nmerge in a checkout of the shards' commit and code, or pass --allow-other-commit "
+           "to gate old results with new code")  # fmt: skip
+    raise ShardsRefused(shards[0].where, None, listing(head, problems) + fix)
 
 
 def _read_records(shard_dirs: tuple[Path, ...], key: bytes | None) -> list[ShardDir]:

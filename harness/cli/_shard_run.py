@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -148,18 +147,6 @@ def digest_of_suite(scenarios: Sequence[LoadedScenario]) -> str:
     )  # fmt: skip
 
 
-def current_commit() -> str | None:
-    """git HEAD of the working directory's repository; None outside one (or without git)."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "-q", "HEAD"],
-            capture_output=True, check=False, timeout=60, text=True,
-        )  # fmt: skip
-    except OSError:
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
-
-
 def write_record(report_dir: Path, record: ShardRecord) -> Path:
     """shard.json, atomically: its presence says the shard directory is complete."""
     target = report_dir / SHARD_RECORD_NAME
@@ -186,6 +173,7 @@ def run_shard(
     report_dir: Path | None,
     progress: Progress,
 ) -> int:
+    from harness._code_state import code_state, current_commit, tree_state
     from harness._suite import assemble, new_run_id, run_checked_suite
     from harness._suite_check import CheckedSuite
     from harness.cli._eval_common import report_key
@@ -219,6 +207,8 @@ def run_shard(
         suite_digest=whole,
         suite_size=len(scenarios),
         commit=current_commit(),
+        tree=tree_state(),
+        code=code_state(),
         baseline=baseline.record,
         options=options.record(),
         report_digest=bytes_digest(written["report.json"].read_bytes()),

@@ -230,6 +230,94 @@ def test_shards_of_different_commits_are_refused(repo_copy: Path) -> None:
     _refused(_merge(one, two, three, out=repo_copy / "all"), "commit differs", str(one))
 
 
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        cwd=root, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def _committed(root: Path) -> None:
+    """The copy as a git repository with a Python file, committed."""
+    (root / "plugin.py").write_text("LIMIT = 1\n", encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "a")
+
+
+def test_a_merge_at_the_shards_commit_merges_and_at_a_later_one_is_refused_unless_allowed(
+    repo_copy: Path,
+) -> None:
+    _committed(repo_copy)
+    shards = _shards(repo_copy / "r", 3)
+    same = _merge(*shards, out=repo_copy / "same")
+    assert same.exit_code == codes.OK, same.output
+    _git(repo_copy, "commit", "-q", "--allow-empty", "-m", "b")  # new code, same files here
+    head = _git(repo_copy, "rev-parse", "HEAD")
+    out = repo_copy / "later"
+    _refused(_merge(*shards, out=out), *map(str, shards), f"at commit {head}",
+             "commit: the shards ran at", "--allow-other-commit")  # fmt: skip
+    assert not out.exists()
+    allowed = _cli("merge", *map(str, shards), "--report-dir", str(out), "--allow-other-commit")
+    assert allowed.exit_code == codes.OK, allowed.output
+    assert "gating old results with new code" in allowed.output
+    assert (out / "report.json").is_file()
+
+
+def test_shards_run_from_a_dirty_tree_are_refused_by_a_merge_from_the_clean_one(
+    repo_copy: Path,
+) -> None:
+    _committed(repo_copy)
+    (repo_copy / "plugin.py").write_text("LIMIT = 2\n", encoding="utf-8")  # not committed
+    shards = _shards(repo_copy / "r", 3)
+    _git(repo_copy, "checkout", "--", "plugin.py")
+    out = repo_copy / "all"
+    _refused(_merge(*shards, out=out), *map(str, shards), "uncommitted changes: the shards ran "
+             "with uncommitted changes sha256:", "the merge has a clean tree")  # fmt: skip
+    # One shard from the clean tree among the dirty ones: not one run either.
+    clean = repo_copy / "clean-2"
+    assert _cli("run", "--shard", "2/3", "--report-dir", str(clean)).exit_code == codes.OK
+    _refused(_merge(shards[0], clean, shards[2], out=out), "uncommitted changes differs",
+             str(clean))  # fmt: skip
+    assert not out.exists()
+    # The same uncommitted changes where the merge runs: the same code.
+    (repo_copy / "plugin.py").write_text("LIMIT = 2\n", encoding="utf-8")
+    done = _merge(*shards, out=out)
+    assert done.exit_code == codes.OK, done.output
+
+
+def test_shards_run_by_other_proctor_code_are_refused_naming_what_differs(
+    repo_copy: Path,
+) -> None:
+    shards = _shards(repo_copy / "r", 3)  # outside a repository: no commit to compare
+    for path in shards:  # as if another installed Proctor had run them, all alike
+        record = json.loads((path / "shard.json").read_text())
+        assert record["commit"] is None and record["tree"] is None
+        record["code"]["source"] = "sha256:" + "1" * 64
+        record["code"]["proctor"] = "0.0.9"
+        (path / "shard.json").write_text(json.dumps(record))
+    out = repo_copy / "all"
+    _refused(_merge(*shards, out=out), *map(str, shards), "code (source)", "code (proctor)",
+             "(no repository)")  # fmt: skip
+    assert not out.exists()
+
+
+def test_signed_shards_merged_without_the_key_are_refused(
+    repo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROCTOR_REPORT_KEY", "ci-secret")
+    shards = _shards(repo_copy / "r", 3)
+    monkeypatch.delenv("PROCTOR_REPORT_KEY")
+    out = repo_copy / "all"
+    _refused(_merge(*shards, out=out), str(shards[0]),
+             "the shards are signed; set PROCTOR_REPORT_KEY to verify them")  # fmt: skip
+    assert not out.exists()
+    monkeypatch.setenv("PROCTOR_REPORT_KEY", "ci-secret")
+    done = _merge(*shards, out=out)
+    assert done.exit_code == codes.OK, done.output
+
+
 def test_bad_shard_values_are_usage_errors_saying_the_form(repo_copy: Path) -> None:
     for value in ("0/3", "4/3", "three", "1/0"):
         done = _cli("run", "--shard", value)

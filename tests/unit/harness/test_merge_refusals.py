@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from harness._merge import ShardDir, partition_problems, record_problems
+import dataclasses
+from typing import Any
+
+import pytest
+
+from harness._merge import (
+    CodeHere,
+    ShardDir,
+    other_code_problems,
+    partition_problems,
+    record_problems,
+)
 from harness._shard import (
     BaselineRecord,
+    CodeRecord,
     SelectionRecord,
     ShardOptions,
     ShardRecord,
+    TreeRecord,
     shard_of,
 )
 
 SHA = "sha256:" + "0" * 64
 OTHER = "sha256:" + "1" * 64
 IDS = [f"s{n}" for n in range(12)]
+CODE = CodeRecord(proctor="0.1.0", python="CPython 3.12.3", dependencies=SHA, source=SHA)
 
 
 def _record(index: int, count: int = 3, **changes: object) -> ShardRecord:
@@ -25,6 +39,8 @@ def _record(index: int, count: int = 3, **changes: object) -> ShardRecord:
         suite_digest=SHA,
         suite_size=len(IDS),
         commit="c" * 40,
+        tree=TreeRecord(dirty=False),
+        code=CODE,
         baseline=BaselineRecord(path="baselines/baseline.json", digest=SHA),
         options=ShardOptions(
             provider="replay", scenarios=[], selection=SelectionRecord(), fail_on_drift=False
@@ -48,8 +64,12 @@ def test_shards_of_different_commits_suites_baselines_or_options_are_refused_nam
     other_options = ShardOptions(
         provider="replay", scenarios=[], selection=SelectionRecord(), fail_on_drift=True
     )
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "commit": {"commit": "d" * 40},
+        "uncommitted changes": {"tree": TreeRecord(dirty=True, digest=OTHER)},
+        "code (Proctor, Python, dependencies, harness source)": {
+            "code": CODE.model_copy(update={"source": OTHER})
+        },
         "suite": {"suite_digest": OTHER},
         "baseline": {"baseline": BaselineRecord(path="baselines/baseline.json", digest=OTHER)},
         "options": {"options": other_options},
@@ -60,6 +80,49 @@ def test_shards_of_different_commits_suites_baselines_or_options_are_refused_nam
         assert len(problems) == 1, (what, problems)
         assert problems[0].startswith(what), problems
         assert "reports/shard-2" in problems[0] and "reports/shard-1" in problems[0]
+
+
+def _here(**changes: Any) -> CodeHere:
+    return dataclasses.replace(CodeHere("c" * 40, TreeRecord(dirty=False), CODE), **changes)
+
+
+def test_a_merge_with_the_shards_commit_tree_and_code_finds_no_problem() -> None:
+    shards = _shards(_record(1), _record(2), _record(3))
+    assert other_code_problems(shards, _here()) == []
+
+
+@pytest.mark.parametrize(
+    ("here", "named"),
+    [
+        ({"commit": "e" * 40}, "commit: the shards ran at " + "c" * 40),
+        ({"tree": TreeRecord(dirty=True, digest=OTHER)}, "uncommitted changes: the shards ran"),
+        ({"code": CODE.model_copy(update={"source": OTHER})}, "code (source)"),
+        ({"code": CODE.model_copy(update={"proctor": "0.2.0"})}, "code (proctor)"),
+        ({"code": CODE.model_copy(update={"python": "CPython 3.13.0"})}, "code (python)"),
+        ({"code": CODE.model_copy(update={"dependencies": OTHER})}, "code (dependencies)"),
+    ],
+)
+def test_a_merge_with_another_commit_tree_or_code_than_the_shards_is_a_problem_naming_it(
+    here: dict[str, object], named: str
+) -> None:
+    problems = other_code_problems(_shards(_record(1), _record(2), _record(3)), _here(**here))
+    assert len(problems) == 1 and problems[0].startswith(named), problems
+
+
+def test_a_dirty_tree_like_the_shards_is_no_problem_but_a_clean_one_is() -> None:
+    dirty = TreeRecord(dirty=True, digest=OTHER)
+    shards = _shards(*(_record(i, tree=dirty) for i in (1, 2, 3)))
+    assert other_code_problems(shards, _here(tree=dirty)) == []
+    assert "a clean tree" in other_code_problems(shards, _here())[0]
+
+
+def test_outside_a_repository_commits_are_not_compared_but_the_code_still_is() -> None:
+    shards = _shards(*(_record(i, commit=None, tree=None) for i in (1, 2, 3)))
+    assert other_code_problems(shards, _here()) == []
+    in_repo = _shards(_record(1), _record(2), _record(3))
+    assert other_code_problems(in_repo, _here(commit=None, tree=None)) == []
+    other = CODE.model_copy(update={"source": OTHER})
+    assert len(other_code_problems(shards, _here(commit=None, tree=None, code=other))) == 1
 
 
 def test_a_missing_shard_is_refused_naming_it() -> None:

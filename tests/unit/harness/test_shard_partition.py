@@ -9,6 +9,7 @@ import pytest
 
 from harness._shard import (
     BaselineRecord,
+    CodeRecord,
     SelectionRecord,
     Shard,
     ShardOptions,
@@ -68,6 +69,8 @@ def _record(**changes: object) -> ShardRecord:
         suite_digest=SHA,
         suite_size=3,
         commit=None,
+        tree=None,
+        code=CodeRecord(proctor="0.1.0", python="CPython 3.12.3", dependencies=SHA, source=SHA),
         baseline=BaselineRecord(path=None),
         options=ShardOptions(
             provider="replay", scenarios=[], selection=SelectionRecord(), fail_on_drift=False
@@ -93,3 +96,11 @@ def test_a_signed_shard_record_changed_afterwards_is_refused() -> None:
 def test_an_unsigned_shard_record_is_refused_when_a_key_is_set() -> None:
     assert "unsigned" in (_record().signature_problem(b"k1") or "")
     assert _record().signature_problem(None) is None
+
+
+def test_a_signed_shard_record_is_refused_when_no_key_is_set_to_verify_it() -> None:
+    signed = _record().signed(b"k1")
+    assert signed.signature_problem(None) == (
+        "the shards are signed; set PROCTOR_REPORT_KEY to verify them"
+    )
+    assert signed.signature_problem(b"") == signed.signature_problem(None)
