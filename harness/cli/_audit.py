@@ -93,12 +93,7 @@ def verify_command(
     if checkpoint is not None:
         if run_id is not None:
             raise click.UsageError("--checkpoint covers every run; drop --run")
-        if source.path is None:
-            raise click.UsageError(
-                "--checkpoint compares a SQLite audit file; a PostgreSQL log keeps no "
-                "checkpoint identity yet: verify its chains without --checkpoint"
-            )
-        return verify_against_checkpoint(source.path, checkpoint, public_key, as_json=as_json)
+        return verify_against_checkpoint(source, checkpoint, public_key, as_json=as_json)
     with opened_log(source) as log:
         if run_id is not None:
             _require_run(log, source.name, run_id)

@@ -85,14 +85,15 @@ def audit_source(db: Path | None, store_url: str | None) -> AuditSource:
 
 
 @contextlib.contextmanager
-def opened_log(source: AuditSource) -> Iterator[AuditBackend]:
-    """The log, read-only for a file; a PostgreSQL read failure is PostgresUnavailable."""
+def opened_log(source: AuditSource, *, writable: bool = False) -> Iterator[AuditBackend]:
+    """The log (a file read-only unless `writable`: a checkpoint records the log's identity
+    once); a PostgreSQL read failure is PostgresUnavailable."""
     from governance.stores import AuditLog
 
     if source.target is None:
         assert source.path is not None
         try:
-            log: Any = AuditLog.from_env(source.path, readonly=True)
+            log: Any = AuditLog.from_env(source.path, readonly=not writable)
         except GovernanceError as exc:
             raise click.BadParameter(
                 f"{exc} (is it a Proctor audit log?)", param_hint="'DB'"

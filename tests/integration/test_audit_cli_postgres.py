@@ -17,7 +17,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from governance import ManualClock
-from governance.stores import AuditLog, PostgresAuditLog, PostgresTarget, migrate_postgres
+from governance.stores import (
+    AuditLog,
+    PostgresAuditLog,
+    PostgresTarget,
+    generate_checkpoint_keys,
+    migrate_postgres,
+)
 from harness.cli import cli
 from tests.postgres_cluster import PostgresCluster
 
@@ -161,16 +167,55 @@ def test_a_verify_that_names_no_readable_log_is_a_usage_error(
     assert result.exit_code == 64 and says in result.output, result.output
 
 
-def test_a_file_and_a_store_together_or_a_checkpoint_on_the_server_are_usage_errors(
+def test_a_file_and_a_store_together_are_a_usage_error(
     runner: CliRunner, store: str, tmp_path: Path
 ) -> None:
     with AuditLog(tmp_path / "a.db", key=KEY.encode()) as log:
         _fill(log)
     both = run(runner, "verify", str(tmp_path / "a.db"), "--store", store)
     assert both.exit_code == 64 and "not both" in both.output
-    checkpoint = run(runner, "verify", "--store", store, "--checkpoint", str(tmp_path / "c"),
-                     "--public-key", str(tmp_path / "k"))  # fmt: skip
-    assert checkpoint.exit_code == 64 and "--checkpoint" in checkpoint.output
+
+
+def test_a_checkpoint_of_the_store_verifies_later_and_shows_a_rewrite_since(
+    runner: CliRunner, store: str, tmp_path: Path
+) -> None:
+    key, public = tmp_path / "ck", tmp_path / "ck.pub"
+    generate_checkpoint_keys(key, public)
+    checkpoint = tmp_path / "checkpoint.json"
+    signed = run(runner, "checkpoint", "--store", store, "-o", str(checkpoint), "--key", str(key))
+    assert signed.exit_code == 0, signed.output
+    verify = ("verify", "--store", store, "--checkpoint", str(checkpoint), "--public-key",
+              str(public))  # fmt: skip
+    # Another gateway's log object on the same database appends: fine, and the same log.
+    with PostgresAuditLog(PostgresTarget(store), key=KEY.encode()) as log:
+        log.append("run-1", "executed", {"n": 6})
+    assert run(runner, *verify).exit_code == 0
+    _tamper(store, "DELETE FROM audit_events WHERE run_id = 'run-1' AND seq >= 5")
+    truncated = run(runner, *verify)
+    assert truncated.exit_code == 1, truncated.output
+    assert "run-1" in truncated.stdout and "truncated" in truncated.output
+
+
+def test_a_checkpoint_of_another_database_is_refused_as_another_log(
+    runner: CliRunner, store: str, postgres_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    key, public = tmp_path / "ck", tmp_path / "ck.pub"
+    generate_checkpoint_keys(key, public)
+    checkpoint = tmp_path / "checkpoint.json"
+    assert run(runner, "checkpoint", "--store", store, "-o", str(checkpoint), "--key",
+               str(key)).exit_code == 0  # fmt: skip
+    other = postgres_cluster.create_database("other")
+    migrate_postgres(PostgresTarget(other))
+    with PostgresAuditLog(PostgresTarget(other), key=KEY.encode(), clock=ManualClock()) as log:
+        _fill(log)  # the same events: only the identity tells the two logs apart
+    own = run(runner, "checkpoint", "--store", other, "-o", str(tmp_path / "other.json"),
+              "--key", str(key))  # fmt: skip
+    assert own.exit_code == 0, own.output
+    result = run(runner, "verify", "--store", other, "--checkpoint", str(checkpoint),
+                 "--public-key", str(public))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "the checkpoint is of log" in result.output
+    assert "but this log has identity log-" in result.output  # its own, kept in its database
 
 
 def test_a_real_process_verifies_the_store_from_the_environment(store: str) -> None:

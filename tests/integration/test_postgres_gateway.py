@@ -29,7 +29,15 @@ import pytest
 from governance import Gateway, Principal, ToolCall
 from governance._firewall import Firewall
 from governance.core._errors import GovernanceError
-from governance.stores import migrate_postgres
+from governance.stores import (
+    CheckpointSchedule,
+    PostgresAuditLog,
+    generate_checkpoint_keys,
+    load_checkpoint_private_key,
+    load_checkpoint_public_key,
+    migrate_postgres,
+    verify_checkpoint,
+)
 from governance.stores._postgres import PostgresTarget
 from governance.tools import file_tree, outbox_rows
 from tests.postgres_cluster import PostgresCluster
@@ -276,6 +284,31 @@ def test_a_server_killed_as_the_budget_is_reserved_blocks_the_destructive_call(
         assert gateway.firewall.call(delete).outcome == "executed"
         assert "keep.txt" not in file_tree(gateway.workspace)
         _assert_chains_whole(gateway)
+
+
+def test_gateways_on_one_database_one_after_another_extend_one_checkpoint(
+    store_url: str, policy: Path, tmp_path: Path
+) -> None:
+    """Each gateway signs a checkpoint when it closes; the next gateway on the same database
+    (a restart, another replica) must recognise the same log and sign over it, not refuse it
+    as another log's."""
+    key, public = tmp_path / "ck", tmp_path / "ck.pub"
+    generate_checkpoint_keys(key, public)
+    schedule = CheckpointSchedule(tmp_path / "checkpoint.json", load_checkpoint_private_key(key))
+    log_ids = []
+    for n in range(2):
+        gateway = Gateway(state_dir=tmp_path / f"state-{n}", policy_path=policy,
+                          store=store_url, checkpoint=schedule)  # fmt: skip
+        write = ToolCall(f"w{n}", "fs.write", {"path": "a.txt", "content": "x"}, f"run-{n}", ANN)
+        assert gateway.firewall.call(write).outcome == "executed"
+        gateway.close()
+        assert gateway.checkpoints is not None
+        assert gateway.checkpoints.errors == []
+        log_ids.append(gateway.checkpoints.written[-1].log_id)
+    assert log_ids[0] == log_ids[1]
+    with PostgresAuditLog(PostgresTarget(store_url)) as log:
+        report = verify_checkpoint(schedule.path, log, load_checkpoint_public_key(public))
+    assert report.ok and {f.run_id for f in report.findings} == {"run-0", "run-1"}
 
 
 WORKER = """
