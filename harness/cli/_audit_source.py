@@ -32,7 +32,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 STORE_HELP = (
     "Read the audit log of this store instead of a file DB: postgresql://user@host:port/db "
-    "(the shared server), sqlite:///<dir> or sqlite (<dir>/audit.sqlite) [env PROCTOR_STORE_URL]."
+    "(the shared server), sqlite:///<dir> (<dir>/audit.sqlite) or sqlite (the state "
+    "directory's: $PROCTOR_STATE_DIR, else .proctor) [env PROCTOR_STORE_URL]."
 )
 
 
