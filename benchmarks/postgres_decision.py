@@ -6,19 +6,18 @@ Results are written down in benchmarks/RESULTS.md with the command that produced
 Without --url it starts a throwaway server as the tests do (tests/postgres_cluster.py: initdb,
 pg_ctl on a loopback port, fsync off - so this measures round trips and locking, not disk) and
 migrates a fresh database. Per governed call the firewall reserves the call's budgets before
-it executes and settles them after; when the PostgreSQL audit log is built
-(governance.stores._audit_postgres) the call's audit events are appended too, as the firewall
-writes them (request + decision ahead of the tool, the outcome after). Measured: N calls one
-after another on one connection, then T threads each with its own connection reserving and
-settling against ONE budget key (the advisory lock serialises them: the contended case) and
-against T different keys. SQLite (`fsync` and `os` durability) runs the same loop for scale.
+it executes and settles them after, and the audit events are appended as the firewall writes
+them (request + decision ahead of the tool, the outcome after). Measured: N calls one after
+another on one connection, then the whole `firewall.call` of a Gateway with all three stores on
+the server (an allowed local read; a destructive call under a budget), then T threads each with
+its own connection reserving and settling against ONE budget key (the advisory lock serialises
+them: the contended case) and against T different keys. SQLite (`fsync` and `os` durability)
+runs the same loops for scale.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -124,45 +123,51 @@ def _server(url: str | None) -> Iterator[str]:
 GATEWAY_POLICY = """
 version: 1
 rules:
-  - {id: notes-writes, effect: allow, match: {tool: fs.write}}
+  - {id: lookups, effect: allow, match: {tool: orders.lookup}}
+  - {id: deletes, effect: allow, match: {tool: fs.delete}}
 budgets:
-  - {id: writes-per-run, scope: agent_run, limit: 1000000000, window_seconds: 3600,
-     counts: [write, destructive]}
+  - {id: deletes-per-run, scope: agent_run, limit: 1000000000, window_seconds: 3600,
+     counts: [destructive], tools: [fs.delete]}
 """
 
 
-def _gateway(url: str, calls: int) -> None:
-    """A whole governed call - decision, budget, audit, the tool - through a Gateway whose
-    three stores are on the server (runs once the approval and audit backends exist)."""
+def _gateway(name: str, store: str, calls: int) -> None:
+    """The whole `firewall.call` through a Gateway whose three stores are on `store`: an
+    allowed local read (decision, write-ahead and outcome audit events, the tool) and a
+    destructive call under a budget (the same, plus the reservation and its settlement)."""
     from governance import Gateway
 
     with tempfile.TemporaryDirectory() as tmp:
         policy = Path(tmp) / "policy.yaml"
         policy.write_text(GATEWAY_POLICY, encoding="utf-8")
-        with Gateway(state_dir=Path(tmp) / "state", policy_path=policy, store=url) as gateway:
+        with Gateway(state_dir=Path(tmp) / "state", policy_path=policy, store=store) as gateway:
             principal = Principal("ann", "bench", "ops")
+            files = gateway.workspace / "files"
 
-            def one(n: int) -> None:
-                args = {"path": f"notes/bench-{n % 50}.txt", "content": f"line {n}"}
-                gateway.firewall.call(ToolCall(f"g{n}", "fs.write", args, "bench-run", principal))
+            def lookup(n: int) -> Callable[[], Any]:
+                call = ToolCall(f"r{n}", "orders.lookup", {"order_id": "ORD-0001"}, "bench-run",
+                                principal)  # fmt: skip
+                return lambda: gateway.firewall.call(call)
 
-            for n in range(20):
-                one(-n - 1)
-            samples = []
-            for n in range(calls):
-                started = time.perf_counter()
-                one(n)
-                samples.append(time.perf_counter() - started)
-    print(f"{'postgres gateway':<22} {'firewall.call (fs.write)':<24} {calls:>5} calls  "
-          f"{_percentiles(samples)}")  # fmt: skip
+            def delete(n: int) -> Callable[[], Any]:
+                (files / f"bench-{n}.txt").write_text("x", encoding="utf-8")  # not timed
+                call = ToolCall(f"d{n}", "fs.delete", {"path": f"bench-{n}.txt"}, "bench-run",
+                                principal)  # fmt: skip
+                return lambda: gateway.firewall.call(call)
 
-
-def _audit_class() -> Any | None:
-    try:
-        module = importlib.import_module("governance.stores._audit_postgres")
-    except ModuleNotFoundError:
-        return None
-    return module.PostgresAuditLog
+            for label, make in (("allowed read", lookup), ("destructive+budget", delete)):
+                for n in range(20):
+                    result = make(-n - 1)()
+                    assert result.outcome == "executed", result
+                samples = []
+                for n in range(calls):
+                    one = make(n)
+                    started = time.perf_counter()
+                    result = one()
+                    samples.append(time.perf_counter() - started)
+                    assert result.outcome == "executed", result
+                print(f"{name:<22} {'call: ' + label:<24} {calls:>5} calls  "
+                      f"{_percentiles(samples)}")  # fmt: skip
 
 
 def main() -> None:
@@ -172,23 +177,22 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL database to use (it is migrated)")
     args = parser.parse_args()
 
-    from governance.stores import PostgresBudgetLedger, PostgresTarget, migrate_postgres
+    from governance.stores import (
+        PostgresAuditLog,
+        PostgresBudgetLedger,
+        PostgresTarget,
+        migrate_postgres,
+    )
 
     with _server(args.url) as url:
         target = PostgresTarget(url)
         migrate_postgres(target)
         print(f"PostgreSQL {target.display}")
-        audit_class = _audit_class()
         with PostgresBudgetLedger(target) as ledger:
             _serial("postgres", ledger, None, args.calls)
-            if audit_class is not None:
-                with audit_class(target) as audit:
-                    _serial("postgres", ledger, audit, args.calls)
-        if audit_class is not None and all(
-            importlib.util.find_spec(f"governance.stores._{name}_postgres") is not None
-            for name in ("approvals", "audit")
-        ):
-            _gateway(url, args.calls)
+            with PostgresAuditLog(target) as audit:
+                _serial("postgres", ledger, audit, args.calls)
+        _gateway("postgres gateway", url, args.calls)
         for same_key in (True, False):
             _threaded("postgres", lambda: PostgresBudgetLedger(target, busy_timeout=60),
                       args.threads, args.calls, same_key=same_key)  # fmt: skip
@@ -200,6 +204,8 @@ def main() -> None:
             _threaded(f"sqlite ({durability})",
                       lambda p=path, d=durability: BudgetStore(p, durability=d, busy_timeout=60),
                       args.threads, args.calls, same_key=True)  # fmt: skip
+            store = f"sqlite://{tmp}/gw-{durability}?durability={durability}"
+            _gateway(f"sqlite gateway ({durability})", store, args.calls)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,11 @@ from governance.stores._approvals import (
     SelfApprovalError,
 )
 from governance.stores._approvals_memory import MemoryApprovalStore
+from governance.stores._approvals_postgres import PostgresApprovalStore
 from governance.stores._audit import AuditEvent, AuditLog
 from governance.stores._audit_chain import KEY_ENV, ChainVerdict
 from governance.stores._audit_memory import MemoryAuditLog
+from governance.stores._audit_postgres import PostgresAuditLog
 from governance.stores._backends import (
     ApprovalBackend,
     AuditBackend,
@@ -71,6 +73,7 @@ from governance.stores._postgres_schema import (
 )
 from governance.stores._postgres_schema import migrate as migrate_postgres
 from governance.stores._postgres_schema import schema_status as postgres_schema_status
+from governance.stores._postgres_stores import check_server as check_postgres_server
 from governance.stores._sqlite import Durability
 
 __all__ = [
@@ -99,6 +102,7 @@ __all__ = [
     "CHECKPOINT_KEY_ENV",
     "CHECKPOINT_PUBLIC_KEY_ENV",
     "ChainVerdict",
+    "check_postgres_server",
     "checkpoint_schedule_from_env",
     "CheckpointBody",
     "CheckpointError",
@@ -114,6 +118,8 @@ __all__ = [
     "MemoryApprovalStore",
     "MemoryAuditLog",
     "MemoryBudgetLedger",
+    "PostgresApprovalStore",
+    "PostgresAuditLog",
     "PostgresBudgetLedger",
     "PostgresTarget",
     "PostgresUnavailable",

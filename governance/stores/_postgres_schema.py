@@ -117,11 +117,23 @@ AUDIT_DDL: Final = (
     "FOR EACH STATEMENT EXECUTE FUNCTION proctor_audit_append_only()",
 )
 
+# The audit log's identity (governance.stores._checkpoint_identity): one row, created by the
+# first checkpoint, so a checkpoint names the database it anchors whichever gateway wrote it.
+AUDIT_IDENTITY_DDL: Final = (
+    """
+    CREATE TABLE audit_log_identity (
+        singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+        log_id TEXT NOT NULL
+    )
+    """,
+)
+
 # Append only: a released migration is never edited (a database may already be at it).
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "budgets", BUDGETS_DDL),
     Migration(2, "approvals", APPROVALS_DDL),
     Migration(3, "audit", AUDIT_DDL),
+    Migration(4, "audit log identity", AUDIT_IDENTITY_DDL),
 )
 
 

@@ -3,13 +3,12 @@
 The server and its schema are checked once, before any store opens, so a gateway pointed at an
 unreachable server or an unmigrated database refuses to start with that error itself
 (PostgresUnavailable, StoreSchemaError: the CLI's exit 69 and 3), not with three store errors.
-Each store module is imported here, on first use: psycopg and the Postgres stores cost nothing
-to a gateway on SQLite or memory.
+The driver (psycopg) is imported when the first connection is made: it costs nothing to a
+gateway on SQLite or memory.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +42,6 @@ def _driver_error(exc: BaseException) -> bool:
     return isinstance(exc, psycopg().Error)
 
 
-def _class(module: str, name: str) -> Any:
-    return getattr(importlib.import_module(module), name)
-
-
 @dataclass(frozen=True, slots=True)
 class PostgresStores:
     audit: AuditBackend
@@ -64,18 +59,15 @@ def open_postgres_stores(
 ) -> PostgresStores:
     """Audit log, approvals and budgets on one database; a half-opened set is closed again."""
     check_server(target)
+    from governance.stores._approvals_postgres import PostgresApprovalStore
+    from governance.stores._audit_postgres import PostgresAuditLog
     from governance.stores._budgets_postgres import PostgresBudgetLedger
-
-    # By name: the approvals and audit backends are built beside this one (same constructor
-    # convention: the target, then the SQLite class's keyword arguments).
-    approvals_class = _class("governance.stores._approvals_postgres", "PostgresApprovalStore")
-    audit_class = _class("governance.stores._audit_postgres", "PostgresAuditLog")
 
     opened: list[Any] = []
     try:
-        audit = audit_class(target, key=audit_key, clock=clock)
+        audit = PostgresAuditLog(target, key=audit_key, clock=clock)
         opened.append(audit)
-        approvals = approvals_class(
+        approvals = PostgresApprovalStore(
             target, clock=clock, default_ttl_seconds=default_ttl_seconds, key=approvals_key
         )
         opened.append(approvals)

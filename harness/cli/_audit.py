@@ -1,6 +1,8 @@
 """`proctor audit verify|show|keygen|checkpoint`: check, read and anchor an audit log.
 
-The HMAC key comes from `PROCTOR_AUDIT_KEY`. `verify` exits 1 when any chain is broken, or,
+`verify` and `show` read a SQLite file DB or, with `--store URL` (env PROCTOR_STORE_URL), the
+audit log of a store: a shared PostgreSQL database (harness.cli._audit_source). The HMAC key
+comes from `PROCTOR_AUDIT_KEY`. `verify` exits 1 when any chain is broken, or,
 with `--checkpoint`, when the log was truncated, a run deleted or history rewritten since the
 checkpoint, or the checkpoint itself does not verify. `checkpoint` signs the head of every run
 with an Ed25519 key (`PROCTOR_CHECKPOINT_KEY`); verifying needs only the public key
@@ -17,33 +19,31 @@ import click
 from tabulate import tabulate
 
 from governance.core import GovernanceError, canonical_json
-from governance.stores import AuditLog
+from governance.stores import AuditBackend
 from harness import _exit_codes as codes
 from harness.cli._audit_checkpoint import (
     checkpoint_command,
     keygen_command,
     verify_against_checkpoint,
 )
+from harness.cli._audit_source import (
+    AUDIT_DB,
+    audit_source,
+    audit_store_option,
+    opened_log,
+)
 
-AUDIT_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _SUMMARY_WIDTH = 80
 
 
-def _open(db: Path) -> AuditLog:
-    try:
-        return AuditLog.from_env(db, readonly=True)
-    except GovernanceError as exc:
-        raise click.BadParameter(f"{exc} (is it a Proctor audit log?)", param_hint="'DB'") from None
-
-
-def _require_run(log: AuditLog, run_id: str) -> None:
+def _require_run(log: AuditBackend, name: str, run_id: str) -> None:
     if log.head(run_id) is not None:  # one index lookup; listing every run scans the log
         return
     runs = log.run_ids()
     if run_id not in runs:
         known = ", ".join(runs[:10]) or "none"
         raise click.BadParameter(
-            f"no run {run_id!r} in {log.path} (runs: {known})", param_hint="'--run'"
+            f"no run {run_id!r} in {name} (runs: {known})", param_hint="'--run'"
         )
 
 
@@ -58,7 +58,8 @@ def audit() -> None:
 
 
 @audit.command("verify")
-@click.argument("db", type=AUDIT_DB)
+@click.argument("db", type=AUDIT_DB, required=False)
+@audit_store_option
 @click.option("--run", "run_id", metavar="ID", help="Verify only this run (default: all runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 @click.option(
@@ -78,27 +79,31 @@ def audit() -> None:
     help="The checkpoint's Ed25519 public key (PEM). [env: PROCTOR_CHECKPOINT_PUBLIC_KEY]",
 )
 def verify_command(
-    db: Path,
+    db: Path | None,
+    store_url: str | None,
     run_id: str | None,
     as_json: bool,
     checkpoint: Path | None,
     public_key: Path | None,
 ) -> int:
-    """Recompute every chain in DB; exit 1, naming the first bad seq, if any is broken."""
+    """Recompute every chain in DB (or the store's log); exit 1, naming the first bad seq, if
+    any is broken. Exit 69 when the store's server cannot be reached (or dies mid-read), 3 when
+    its schema is not this Proctor's."""
+    source = audit_source(db, store_url)
     if checkpoint is not None:
         if run_id is not None:
             raise click.UsageError("--checkpoint covers every run; drop --run")
-        return verify_against_checkpoint(db, checkpoint, public_key, as_json=as_json)
-    with _open(db) as log:
+        return verify_against_checkpoint(source, checkpoint, public_key, as_json=as_json)
+    with opened_log(source) as log:
         if run_id is not None:
-            _require_run(log, run_id)
+            _require_run(log, source.name, run_id)
             verdicts = [log.verify(run_id)]
         else:
             verdicts = log.verify_all()
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2))
     elif not verdicts:
-        click.echo(f"{db}: no audit events")
+        click.echo(f"{source.name}: no audit events")
     else:
         rows = [
             [v.run_id, v.events, "ok" if v.ok else "BROKEN", v.first_bad_seq or "", v.reason or ""]
@@ -112,13 +117,15 @@ def verify_command(
 
 
 @audit.command("show")
-@click.argument("db", type=AUDIT_DB)
+@click.argument("db", type=AUDIT_DB, required=False)
+@audit_store_option
 @click.option("--run", "run_id", metavar="ID", required=True, help="The run to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the events as JSON.")
-def show_command(db: Path, run_id: str, as_json: bool) -> int:
+def show_command(db: Path | None, store_url: str | None, run_id: str, as_json: bool) -> int:
     """Print one run's events in seq order (data is stored redacted). Exit 1 if unreadable."""
-    with _open(db) as log:
-        _require_run(log, run_id)
+    source = audit_source(db, store_url)
+    with opened_log(source) as log:
+        _require_run(log, source.name, run_id)
         try:
             events = log.events(run_id)
         except GovernanceError as exc:  # a tampered row: the chain is broken, not Proctor

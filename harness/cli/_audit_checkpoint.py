@@ -15,11 +15,10 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from governance.core import GovernanceError, SystemClock
+from governance.core import SystemClock
 from governance.stores import (
     CHECKPOINT_KEY_ENV,
     CHECKPOINT_PUBLIC_KEY_ENV,
-    AuditLog,
     CheckpointError,
     CheckpointFileError,
     CheckpointKeyError,
@@ -31,8 +30,14 @@ from governance.stores import (
     write_checkpoint,
 )
 from harness import _exit_codes as codes
+from harness.cli._audit_source import (
+    AUDIT_DB,
+    AuditSource,
+    audit_source,
+    audit_store_option,
+    opened_log,
+)
 
-_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
@@ -68,7 +73,8 @@ def keygen_command(key_path: Path, public_path: Path | None, force: bool) -> int
 
 
 @click.command("checkpoint")
-@click.argument("db", type=_DB)
+@click.argument("db", type=AUDIT_DB, required=False)
+@audit_store_option
 @click.option(
     "--out",
     "-o",
@@ -92,8 +98,11 @@ def keygen_command(key_path: Path, public_path: Path | None, force: bool) -> int
     help="Replace FILE even when the log no longer matches it or it does not verify with this "
     "key (you give up the evidence it holds).",
 )
-def checkpoint_command(db: Path, out: Path, key_path: Path | None, force: bool) -> int:
-    """Sign the head, event count and last seq of every run in DB into FILE (atomic, 0600).
+def checkpoint_command(
+    db: Path | None, store_url: str | None, out: Path, key_path: Path | None, force: bool
+) -> int:
+    """Sign the head, event count and last seq of every run in DB (or the store's log) into
+    FILE (atomic, 0600).
 
     Keep FILE (or a copy) where whoever can write DB cannot: later, `proctor audit verify DB
     --checkpoint FILE` shows any run truncated, deleted or rewritten since. Exit 1 if a chain
@@ -110,11 +119,8 @@ def checkpoint_command(db: Path, out: Path, key_path: Path | None, force: bool) 
         private_key = load_checkpoint_private_key(key_path)
     except CheckpointKeyError as exc:
         raise click.UsageError(str(exc)) from None
-    try:
-        log = AuditLog.from_env(db)
-    except GovernanceError as exc:
-        raise click.UsageError(f"{exc} (is it a Proctor audit log?)") from None
-    with log:
+    source = audit_source(db, store_url)
+    with opened_log(source, writable=True) as log:
         try:
             body = write_checkpoint(
                 log, out, private_key=private_key, clock=SystemClock(), replace_unverified=force
@@ -133,7 +139,7 @@ def checkpoint_command(db: Path, out: Path, key_path: Path | None, force: bool) 
 
 
 def verify_against_checkpoint(
-    db: Path, checkpoint: Path, public_key_path: Path | None, *, as_json: bool
+    source: AuditSource, checkpoint: Path, public_key_path: Path | None, *, as_json: bool
 ) -> int:
     """`proctor audit verify DB --checkpoint FILE`: the chains, then each run vs the checkpoint."""
     if public_key_path is None:
@@ -147,11 +153,7 @@ def verify_against_checkpoint(
         public_key = load_checkpoint_public_key(public_key_path)
     except CheckpointKeyError as exc:
         raise click.UsageError(str(exc)) from None
-    try:
-        log = AuditLog.from_env(db, readonly=True)
-    except GovernanceError as exc:
-        raise click.UsageError(f"{exc} (is it a Proctor audit log?)") from None
-    with log:
+    with opened_log(source) as log:
         try:
             report = verify_checkpoint(checkpoint, log, public_key)
         except CheckpointError as exc:  # the checkpoint itself cannot be trusted or read

@@ -56,7 +56,8 @@ FOLDER_API = {
         CheckpointSignatureError CheckpointingAuditLog checkpoint_schedule_from_env
         Durability KEY_ENV MemoryApprovalStore MemoryAuditLog MemoryBudgetLedger RunFinding
         SelfApprovalError StoreSpec
-        PostgresBudgetLedger PostgresTarget PostgresUnavailable SchemaStatus StoreSchemaError
+        PostgresApprovalStore PostgresAuditLog PostgresBudgetLedger PostgresTarget
+        PostgresUnavailable SchemaStatus StoreSchemaError check_postgres_server
         migrate_postgres postgres_schema_status
         StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
