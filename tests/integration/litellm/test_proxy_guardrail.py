@@ -303,6 +303,25 @@ def test_a_misconfigured_guardrail_stops_the_proxy_from_starting(tmp_path: Path)
     assert "proctor_policy" in output
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"run_in_parallel": True}, "run_in_parallel: true is not supported"),
+        ({"mode": ["post_call"]}, "leaves out pre_mcp_call"),
+    ],
+)
+def test_settings_that_would_skip_or_undo_proctor_stop_the_proxy_from_starting(
+    tmp_path: Path, extra: dict[str, object], message: str
+) -> None:
+    _proxy.require_litellm()
+    config = _proxy.proxy_config(
+        tmp_path, stub_url="http://127.0.0.1:9/v1", state_dir=tmp_path / "state", extra=extra
+    )
+    code, output = _proxy.run_proxy_to_exit(config, tmp_path, timeout=_proxy.STARTUP_SECONDS)
+    assert code != 0
+    assert message in output
+
+
 def test_an_unavailable_store_refuses_every_call_until_it_returns(tmp_path: Path) -> None:
     _proxy.require_litellm()
     blocker = tmp_path / "not-a-directory"
