@@ -66,8 +66,8 @@ class StreamedCalls:
             or get(c, "finish_reason")
             for c in choices
         )
-        if not (starts or self.held):
-            return False
+        if not (starts or self.held or first_tool_like(chunk) is not None):
+            return False  # nothing call-like anywhere in it (checked again at release if held)
         self.held.append(chunk)
         for c in choices:
             delta = get(c, "delta")
@@ -93,7 +93,7 @@ class StreamedCalls:
             or "function_call" in str(get(event, "type"))
             or str(get(event, "type")) in ("response.completed", "response.incomplete")
         )
-        if not (starts or self.held):
+        if not (starts or self.held or first_tool_like(event) is not None):
             return False
         self.held.append(event)
         return True

@@ -208,3 +208,16 @@ def test_a_byte_stream_carrying_a_call_in_no_known_shape_never_releases_it(
     with pytest.raises(UnrecognisedToolCall):
         sent.extend(streamed.release(lookup_only, ANN, "s-raw"))
     assert b"rm" not in b"".join(sent)
+
+
+def test_a_chat_chunk_hiding_a_call_outside_its_delta_never_goes_out(
+    lookup_only: ToolCallGovernor,
+) -> None:
+    streamed = StreamedCalls()
+    hidden = SimpleNamespace(
+        choices=[SimpleNamespace(index=0, delta=SimpleNamespace(content="ok"), finish_reason=None)],
+        provider_specific_fields={"tool_calls": [{"function": {"name": "rm"}}]},
+    )
+    assert streamed.feed(hidden) == []
+    with pytest.raises(UnrecognisedToolCall):
+        streamed.release(lookup_only, ANN, "s-hidden")
