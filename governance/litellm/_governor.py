@@ -304,6 +304,13 @@ class ToolCallGovernor:
         )
         await self._finish(correlation, outcome)
 
+    async def withdrawn(self, correlation: str, error: str, reason: str) -> None:
+        """The hook let a call through, then kept LiteLLM from running it: nothing executed."""
+        outcome = ToolResult(
+            call_id="", tool="", outcome="failed", error=error, reason=reason, before_effect=True
+        )
+        await self._finish(correlation, outcome)
+
     async def _finish(self, correlation: str, outcome: ToolResult) -> None:
         with self._lock:
             entry = self._in_flight.pop(correlation, None)

@@ -8,10 +8,15 @@ it from its config (`guardrail: governance.litellm.ProctorGuardrail`). Hooks use
   (`/mcp-rest/tools/call`). A refusal raises; the call does not run.
 - `async_post_mcp_tool_call_hook`: LiteLLM ran the tool; its result is handed to the firewall.
 - `async_log_failure_event`: LiteLLM failed after the call was let through: effect unknown.
-- `async_post_call_success_hook` (mode `post_call`): tool calls in a model's chat completion
-  that policy would not allow are withheld from the client.
-- `async_post_call_streaming_iterator_hook`: the same for a streamed completion, which the
-  post-call hook never sees (a test shows the withheld call reaching the client without it).
+- `async_post_call_success_hook` (mode `post_call`): tool calls in a model's response that
+  policy would not allow are withheld from the client, in every shape that hook receives
+  (chat completion, Responses API, Anthropic message; `_response_sites`); a call-like thing
+  in any other shape withholds the whole response (HTTP 502, audited).
+- `async_post_call_streaming_iterator_hook`: the same for a streamed response, which the
+  post-call hook never sees (`_streamed_calls`, `_sse`).
+Key or team metadata never switches these off (`should_run_guardrail`), and LiteLLM settings
+that would skip the decision or discard the judged arguments stop the proxy (`_hook_config`).
+The client never sees a store's error text: it goes to the server log, password scrubbed.
 """
 
 from __future__ import annotations
@@ -31,23 +36,29 @@ from litellm.integrations.custom_guardrail import CustomGuardrail
 from governance.core._contracts import Principal
 from governance.core._errors import ConfigError
 from governance.litellm._governor import BrokeredCall, Refused, ToolCallGovernor
-from governance.litellm._response_calls import StreamedCalls, withhold_disallowed
+from governance.litellm._hook_config import POST_CALL, PRE_MCP_CALL, ConfigGuard, hook_names
+from governance.litellm._redact import scrubbed
+from governance.litellm._response_calls import UnrecognisedToolCall
+from governance.litellm._response_sites import withhold_disallowed
 from governance.litellm._settings import PREFIX, GuardrailSettings, settings_from
+from governance.litellm._streamed_calls import StreamedCalls
 from governance.stores._backends import StoreUrlError
 
 logger = logging.getLogger("proctor.litellm")
 _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 MCP_CALL = "call_mcp_tool"
-PRE_MCP_CALL = "pre_mcp_call"
+UNAVAILABLE = "Proctor's stores are unavailable; nothing was executed"
 
 
-class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is untyped to mypy
+class ProctorGuardrail(ConfigGuard, CustomGuardrail):  # type: ignore[misc]  # LiteLLM is untyped
     """Every MCP tool call LiteLLM brokers goes through Proctor's firewall before it runs."""
 
     def __init__(self, **kwargs: Any) -> None:
         ours = {key: kwargs.pop(key) for key in list(kwargs) if key.startswith(PREFIX)}
         super().__init__(**kwargs)
-        # A bad setting stops the proxy here, with the key and the fix in the message.
+        # A bad setting stops the proxy here, with the key and the fix in the message: ours,
+        # and LiteLLM's that would skip the decision or drop the judged arguments.
+        self.check_litellm_settings()
         self.proctor_settings: GuardrailSettings = settings_from(ours, os.environ)
         self._governor: ToolCallGovernor | None = None
         self._opening = asyncio.Lock()
@@ -56,13 +67,18 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
         except (ConfigError, StoreUrlError):
             raise  # a policy or store URL the operator must fix: the proxy does not start
         except Exception as exc:  # the store is unreachable: every call fails closed, retried
-            logger.error("Proctor cannot open its stores yet; every tool call is refused: %s", exc)
+            logger.error(
+                "Proctor cannot open its stores yet; every tool call is refused: %s",
+                scrubbed(str(exc), self.proctor_settings.store_url),
+            )
 
     def should_run_guardrail(self, data: Any, event_type: Any) -> bool:
-        """On an MCP tool call Proctor always runs: LiteLLM's own rule would skip it for a key or
-        team whose admin metadata sets `disable_global_guardrails` or opts out of it by name,
-        or when the configured modes leave `pre_mcp_call` out. Elsewhere LiteLLM's rule holds."""
-        if str(getattr(event_type, "value", event_type)) == PRE_MCP_CALL:
+        """On an MCP tool call, and on a model response when `post_call` is configured, Proctor
+        always runs: LiteLLM's own rule would skip it for a key or team whose admin metadata
+        sets `disable_global_guardrails` or opts out of it by name, for a request that does
+        not name it (`default_on: false`), or by `stream_scope`. Elsewhere LiteLLM's rule holds."""
+        event = str(getattr(event_type, "value", event_type))
+        if event == PRE_MCP_CALL or (event == POST_CALL and self._filters_responses()):
             return True
         return bool(super().should_run_guardrail(data=data, event_type=event_type))
 
@@ -77,13 +93,22 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
                         ToolCallGovernor, self.proctor_settings
                     )
                 except Exception as exc:
+                    # The detail (host, user, and through libpq even a password) is for the
+                    # server log only, scrubbed; the client gets an id to quote.
+                    incident = f"proctor-{secrets.token_hex(6)}"
+                    logger.error(
+                        "%s: Proctor's stores are unavailable: %s: %s",
+                        incident,
+                        type(exc).__name__,
+                        scrubbed(str(exc), self.proctor_settings.store_url),
+                    )
                     raise HTTPException(
                         status_code=503,
                         detail={
-                            "error": f"Proctor's stores are unavailable ({exc}); nothing was "
-                            "executed",
+                            "error": UNAVAILABLE,
                             "code": "proctor_unavailable",
                             "status": "blocked",
+                            "incident": incident,
                         },
                     ) from None
             return self._governor
@@ -96,11 +121,21 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
         if str(getattr(call_type, "value", call_type)) != MCP_CALL:
             return data  # a tool listing or a model call: nothing executes here
         governor = await self._governor_or_refuse()
+        raw = data.get("mcp_arguments")
+        if raw is not None and not isinstance(raw, Mapping):
+            raise HTTPException(status_code=403, detail=_refusal("arguments_not_an_object"))
         call = brokered_call(data, user_api_key_dict, self.proctor_settings.run_header)
         try:
             go = await governor.before(call)
         except Refused as refused:
             raise HTTPException(status_code=403, detail=refused.detail()) from None
+        if not go.arguments and raw:
+            # LiteLLM reads an empty `modified_arguments` as "unchanged" and would run the raw
+            # arguments: the judged `{}` cannot be expressed, so the call does not run (the
+            # call is recorded as not dispatched.)
+            detail = _refusal("judged_arguments_inexpressible")
+            await governor.withdrawn(call.correlation, detail["error"], detail["code"])
+            raise HTTPException(status_code=403, detail=detail)
         data["modified_arguments"] = go.arguments  # the judged form is the executed form
         data["mcp_arguments"] = go.arguments
         return data
@@ -131,11 +166,16 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
     async def async_post_call_success_hook(
         self, data: dict[str, Any], user_api_key_dict: Any, response: Any
     ) -> Any:
+        if not self._filters_responses():
+            return response
         governor = await self._governor_or_refuse()
         principal = principal_of(user_api_key_dict)
         correlation = _correlation(data)
         run_id = _run_id(data, self.proctor_settings.run_header, correlation)
-        await asyncio.to_thread(withhold_disallowed, governor, response, principal, run_id)
+        try:
+            await asyncio.to_thread(withhold_disallowed, governor, response, principal, run_id)
+        except UnrecognisedToolCall as unknown:
+            raise HTTPException(status_code=502, detail=unknown.detail()) from None
         return response
 
     async def async_post_call_streaming_iterator_hook(
@@ -153,16 +193,19 @@ class ProctorGuardrail(CustomGuardrail):  # type: ignore[misc]  # LiteLLM is unt
             request_data, self.proctor_settings.run_header, _correlation(request_data)
         )
         streamed = StreamedCalls()
-        async for chunk in response:
-            if not streamed.hold(chunk):
-                yield chunk
-        released = await asyncio.to_thread(streamed.release, governor, principal, run_id)
+        try:
+            async for chunk in response:
+                for piece in streamed.feed(chunk):
+                    yield piece
+            released = await asyncio.to_thread(streamed.release, governor, principal, run_id)
+        except UnrecognisedToolCall as unknown:
+            await asyncio.to_thread(unknown.audit, governor, run_id)
+            raise HTTPException(status_code=502, detail=unknown.detail()) from None
         for chunk in released:
             yield chunk
 
     def _filters_responses(self) -> bool:
-        hooks = self.event_hook if isinstance(self.event_hook, list) else [self.event_hook]
-        return any(str(getattr(hook, "value", hook)) == "post_call" for hook in hooks)
+        return POST_CALL in hook_names(self.event_hook)
 
 
 # -- what LiteLLM hands the hooks ---------------------------------------------------------
@@ -218,6 +261,15 @@ def brokered_call(data: Mapping[str, Any], user_api_key_dict: Any, header: str) 
         description=str(data.get("mcp_tool_description") or ""),
         input_schema=schema if isinstance(schema, Mapping) else None,
     )
+
+
+def _refusal(code: str) -> dict[str, str]:
+    why = {
+        "arguments_not_an_object": "the tool call's arguments are not a JSON object",
+        "judged_arguments_inexpressible": "LiteLLM cannot run the arguments Proctor judged "
+        "(an empty object) instead of the ones sent",
+    }[code]
+    return {"error": f"{why}; nothing was executed", "code": code, "status": "blocked"}
 
 
 def _text(content: Any) -> str:

@@ -1,5 +1,6 @@
-"""Tool calls in a model's chat completion: LiteLLM does not execute them, its client does, so
-a call that policy would not allow is taken out of the response before the client sees it.
+"""Judging the tool calls in a model's response: LiteLLM does not execute them, its client does,
+so a call that policy would not allow is taken out of the response before the client sees it
+(where they sit in each response shape: `_response_sites`, `_streamed_calls`).
 
 Names: a function `<server>-<tool>` whose `mcp.<server>.<tool>` Proctor knows (LiteLLM offers
 its MCP tools to models under that name) is judged as that tool; any other function `<name>`
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from governance.core._contracts import Decision, Principal, ToolCall, ToolDescriptor
 from governance.core._errors import GovernanceError
@@ -99,108 +100,42 @@ def verdicts(
             continue
         reason = verdict.reason if isinstance(verdict, Decision) else verdict
         effect = verdict.effect if isinstance(verdict, Decision) else "block"
-        notes.append(
-            f"[proctor] the call to {name} was withheld ({effect}: {reason}); "
-            "it was not returned to be executed"
-        )
-        _audit(governor, run_id, name, effect, reason)
+        notes.append(note_for(name, effect, reason))
+        audit_withheld(governor, run_id, name, effect, reason)
     return notes
 
 
-def _function(tool_call: Any) -> tuple[str, str]:
-    function = getattr(tool_call, "function", None)
+def note_for(name: str, effect: str, reason: str) -> str:
     return (
-        str(getattr(function, "name", "") or ""),
-        str(getattr(function, "arguments", "") or ""),
+        f"[proctor] the call to {name} was withheld ({effect}: {reason}); "
+        "it was not returned to be executed"
     )
 
 
-def withhold_disallowed(
-    governor: ToolCallGovernor, response: Any, principal: Principal, run_id: str
-) -> list[str]:
-    """Take every tool call policy does not allow out of `response` (in place), say so in the
-    message text, and audit it; the names withheld."""
-    withheld: list[str] = []
-    for choice in getattr(response, "choices", None) or []:
-        message = getattr(choice, "message", None)
-        calls = getattr(message, "tool_calls", None)
-        if message is None or not calls:
-            continue
-        proposed = [_function(call) for call in calls]
-        notes = verdicts(governor, proposed, principal, run_id)
-        if not any(notes):
-            continue
-        kept = [call for call, note in zip(calls, notes, strict=True) if note is None]
-        withheld.extend(name for (name, _), note in zip(proposed, notes, strict=True) if note)
-        message.tool_calls = kept or None
-        text = getattr(message, "content", None) or ""
-        message.content = "\n".join([text, *(note for note in notes if note)]).strip()
-        if not kept and getattr(choice, "finish_reason", None) == "tool_calls":
-            choice.finish_reason = "stop"
-    return withheld
+class UnrecognisedToolCall(Exception):
+    """A response carries something call-like in a shape Proctor has no reader for: the whole
+    response is withheld (fail closed)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"a tool call Proctor does not recognise at {where}")
+        self.where = where
+
+    def detail(self) -> dict[str, str]:
+        return {
+            "error": f"[proctor] the model's response carries a tool call in a shape Proctor "
+            f"does not recognise ({self.where}); the response was withheld, nothing in it "
+            "was returned to be executed",
+            "code": "proctor_unrecognised_tool_call",
+            "status": "blocked",
+        }
+
+    def audit(self, governor: ToolCallGovernor, run_id: str) -> None:
+        audit_withheld(governor, run_id, self.where, "block", "unrecognised_tool_call")
 
 
-class StreamedCalls:
-    """The tool calls of a streamed completion, assembled from their deltas. A chunk that
-    carries a tool-call delta or a finish reason, and every chunk after it, is held back
-    until the stream ends; then the held chunks go out without the withheld calls."""
-
-    def __init__(self) -> None:
-        self.held: list[Any] = []
-        self._calls: dict[tuple[int, int], list[str]] = {}
-
-    def hold(self, chunk: Any) -> bool:
-        """True when `chunk` must wait (it is kept here); False to pass it on now."""
-        choices = getattr(chunk, "choices", None) or []
-        starts = any(
-            getattr(getattr(c, "delta", None), "tool_calls", None)
-            or getattr(c, "finish_reason", None)
-            for c in choices
-        )
-        if not (starts or self.held):
-            return False
-        self.held.append(chunk)
-        for c in choices:
-            for delta in getattr(getattr(c, "delta", None), "tool_calls", None) or []:
-                key = (int(getattr(c, "index", 0) or 0), int(getattr(delta, "index", 0) or 0))
-                name, arguments = _function(delta)
-                parts = self._calls.setdefault(key, ["", ""])
-                parts[0] += name
-                parts[1] += arguments
-        return True
-
-    def release(
-        self, governor: ToolCallGovernor, principal: Principal, run_id: str
-    ) -> list[Any]:
-        """The held chunks, with every disallowed call taken out and the notes added."""
-        keys = sorted(self._calls)
-        notes = verdicts(
-            governor, [(self._calls[k][0], self._calls[k][1]) for k in keys], principal, run_id
-        )
-        withheld = {key for key, note in zip(keys, notes, strict=True) if note}
-        if not withheld:
-            return self.held
-        said: set[int] = set()
-        for chunk in self.held:
-            for c in getattr(chunk, "choices", None) or []:
-                index = int(getattr(c, "index", 0) or 0)
-                delta = getattr(c, "delta", None)
-                deltas = getattr(delta, "tool_calls", None)
-                if delta is not None and deltas:
-                    left = [d for d in deltas if (index, int(d.index or 0)) not in withheld]
-                    delta.tool_calls = left or None
-                if delta is not None and index not in said:
-                    mine = [n for k, n in zip(keys, notes, strict=True) if n and k[0] == index]
-                    if mine:
-                        delta.content = "\n".join([delta.content or "", *mine]).strip()
-                        said.add(index)
-                kept_any = any(k[0] == index and k not in withheld for k in keys)
-                if getattr(c, "finish_reason", None) == "tool_calls" and not kept_any:
-                    c.finish_reason = "stop"
-        return self.held
-
-
-def _audit(governor: ToolCallGovernor, run_id: str, tool: str, effect: str, reason: str) -> None:
+def audit_withheld(
+    governor: ToolCallGovernor, run_id: str, tool: str, effect: str, reason: str
+) -> None:
     data = {"stage": "model_response", "tool": tool, "effect": effect, "reason": reason}
     try:
         governor.gateway.firewall.record_run_event(run_id, "guardrail.rejected", data)

@@ -94,8 +94,21 @@ def proxy_config(
                     "api_base": stub_url,
                     "api_key": "sk-stub",
                 },
-            }
+            },
+            {  # `/v1/responses` answered through the stub's chat completions
+                "model_name": "stub-responses",
+                "litellm_params": {
+                    "model": "openai/proctor-stub-1",
+                    "api_base": stub_url,
+                    "api_key": "sk-stub",
+                    "use_chat_completions_api": True,
+                },
+            },
         ],
+        # `/v1/messages` answered through the stub's chat completions, not /v1/responses
+        "litellm_settings": {"use_chat_completions_url_for_anthropic_messages": True},
+        # LiteLLM's own response-id encryption needs PyNaCl, which its proxy extra lacks
+        "general_settings": {"disable_responses_id_security": True},
         "mcp_servers": {
             "demo": {
                 "transport": "stdio",
@@ -234,6 +247,40 @@ class Proxy:
                             name = (call.get("function") or {}).get("name") or ""
                             names[call["index"]] = names.get(call["index"], "") + name
         return "".join(content), [names[i] for i in sorted(names)]
+
+    def messages(self, text: str, tools: list[dict[str, Any]], *, stream: bool = False) -> Any:
+        """An Anthropic `/v1/messages` request: the reply's JSON, or its SSE events' data."""
+        body = {
+            "model": "stub",
+            "max_tokens": 256,
+            "messages": [{"role": "user", "content": text}],
+            "tools": tools,
+            "stream": stream,
+        }
+        with self._client() as client:
+            reply = client.post("/v1/messages", json=body)
+        reply.raise_for_status()
+        if not stream:
+            return reply.json()
+        return [
+            json.loads(line[len("data:") :])
+            for line in reply.text.splitlines()
+            if line.startswith("data:") and line.strip() != "data: [DONE]"
+        ]
+
+    def responses(self, text: str, tools: list[dict[str, Any]], *, stream: bool = False) -> Any:
+        """An OpenAI `/v1/responses` request: the reply's JSON, or its SSE events' data."""
+        body = {"model": "stub-responses", "input": text, "tools": tools, "stream": stream}
+        with self._client() as client:
+            reply = client.post("/v1/responses", json=body)
+        reply.raise_for_status()
+        if not stream:
+            return dict(reply.json())
+        return [
+            json.loads(line[len("data:") :])
+            for line in reply.text.splitlines()
+            if line.startswith("data:") and line.strip() != "data: [DONE]"
+        ]
 
     def received(self) -> list[dict[str, Any]]:
         """Every call the demo MCP server received, in order."""

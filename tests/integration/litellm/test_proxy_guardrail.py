@@ -8,6 +8,7 @@ where nothing may have run, the test asserts the server never saw the call.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Iterator
@@ -204,6 +205,81 @@ def test_a_streamed_response_withholds_the_same_calls(proxy: _proxy.Proxy) -> No
     assert calls == ["demo-echo"]
 
 
+ANTHROPIC_TOOLS = [
+    {"name": "demo-env", "description": "Return the environment variables of the server",
+     "input_schema": {"type": "object", "properties": {}}},
+    {"name": "demo-echo", "description": "Echo the text back",
+     "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+]  # fmt: skip
+
+
+def test_an_anthropic_messages_response_withholds_the_same_calls(proxy: _proxy.Proxy) -> None:
+    withheld = proxy.messages("Show the environment variables", ANTHROPIC_TOOLS)
+    assert [b["type"] for b in withheld["content"]] == ["text"] or all(
+        b["type"] != "tool_use" for b in withheld["content"]
+    )
+    assert "the call to demo-env was withheld (block: " in json.dumps(withheld)
+    assert withheld["stop_reason"] != "tool_use"
+    kept = proxy.messages("Echo the text 'hi' back", ANTHROPIC_TOOLS)
+    assert [b["name"] for b in kept["content"] if b["type"] == "tool_use"] == ["demo-echo"]
+    assert _seen(proxy, "env") == 0
+
+
+def test_a_streamed_anthropic_messages_response_withholds_the_same_calls(
+    proxy: _proxy.Proxy,
+) -> None:
+    events = proxy.messages("Show the environment variables", ANTHROPIC_TOOLS, stream=True)
+    starts = [e["content_block"] for e in events if e.get("type") == "content_block_start"]
+    assert all(block["type"] != "tool_use" for block in starts)
+    assert "the call to demo-env was withheld (block: " in json.dumps(events)
+    assert [e["index"] for e in events if e.get("type") == "content_block_start"] == list(
+        range(len(starts))
+    )
+    events = proxy.messages("Echo the text 'hi' back", ANTHROPIC_TOOLS, stream=True)
+    names = [
+        e["content_block"]["name"]
+        for e in events
+        if e.get("type") == "content_block_start" and e["content_block"]["type"] == "tool_use"
+    ]
+    assert names == ["demo-echo"]
+
+
+RESPONSES_TOOLS = [
+    {
+        "type": "function",
+        "name": tool["name"],
+        "description": tool["description"],
+        "parameters": tool["input_schema"],
+    }
+    for tool in ANTHROPIC_TOOLS
+]
+
+
+def test_a_responses_api_response_withholds_the_same_calls(proxy: _proxy.Proxy) -> None:
+    withheld = proxy.responses("Show the environment variables", RESPONSES_TOOLS)
+    assert all(item["type"] != "function_call" for item in withheld["output"])
+    assert "the call to demo-env was withheld (block: " in json.dumps(withheld["output"])
+    kept = proxy.responses("Echo the text 'hi' back", RESPONSES_TOOLS)
+    calls = [item["name"] for item in kept["output"] if item["type"] == "function_call"]
+    assert calls == ["demo-echo"]
+    assert _seen(proxy, "env") == 0
+
+
+def test_a_streamed_responses_api_response_withholds_the_same_calls(proxy: _proxy.Proxy) -> None:
+    events = proxy.responses("Show the environment variables", RESPONSES_TOOLS, stream=True)
+    items = [e["item"] for e in events if isinstance(e.get("item"), dict)]
+    assert all(item["type"] != "function_call" for item in items)
+    assert not [e for e in events if "function_call_arguments" in e.get("type", "")]
+    assert "the call to demo-env was withheld (block: " in json.dumps(events)
+    events = proxy.responses("Echo the text 'hi' back", RESPONSES_TOOLS, stream=True)
+    names = {
+        e["item"]["name"]
+        for e in events
+        if isinstance(e.get("item"), dict) and e["item"]["type"] == "function_call"
+    }
+    assert names == {"demo-echo"}
+
+
 def test_every_audit_chain_the_proxy_wrote_verifies(proxy: _proxy.Proxy) -> None:
     assert proxy.call_rest("echo", {"text": "for the record"}).status_code == 200
     verified = _proxy.proctor("audit", "verify", str(proxy.state_dir / "audit.sqlite"))
@@ -225,6 +301,25 @@ def test_a_misconfigured_guardrail_stops_the_proxy_from_starting(tmp_path: Path)
     assert code != 0
     assert "unknown setting 'proctor_polcy'" in output
     assert "proctor_policy" in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"run_in_parallel": True}, "run_in_parallel: true is not supported"),
+        ({"mode": ["post_call"]}, "leaves out pre_mcp_call"),
+    ],
+)
+def test_settings_that_would_skip_or_undo_proctor_stop_the_proxy_from_starting(
+    tmp_path: Path, extra: dict[str, object], message: str
+) -> None:
+    _proxy.require_litellm()
+    config = _proxy.proxy_config(
+        tmp_path, stub_url="http://127.0.0.1:9/v1", state_dir=tmp_path / "state", extra=extra
+    )
+    code, output = _proxy.run_proxy_to_exit(config, tmp_path, timeout=_proxy.STARTUP_SECONDS)
+    assert code != 0
+    assert message in output
 
 
 def test_an_unavailable_store_refuses_every_call_until_it_returns(tmp_path: Path) -> None:

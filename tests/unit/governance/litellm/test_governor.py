@@ -14,7 +14,8 @@ import pytest
 from governance.core._contracts import Principal, ToolCall
 from governance.litellm import BrokeredCall, GoAhead, Refused, ToolCallGovernor, settings_from
 from governance.litellm._handoff import HandoffSource, Ticket
-from governance.litellm._response_calls import StreamedCalls, withhold_disallowed
+from governance.litellm._response_sites import withhold_disallowed
+from governance.litellm._streamed_calls import StreamedCalls
 
 POLICY = """\
 version: 1
@@ -343,7 +344,7 @@ def test_a_stream_passes_text_at_once_and_releases_only_the_allowed_calls(
 ) -> None:
     streamed = StreamedCalls()
     text = _chunk("Let me look")
-    assert streamed.hold(text) is False  # no tool call yet: it goes out now
+    assert streamed.feed(text) == [text]  # no tool call yet: it goes out now
     chunks = [
         _chunk(calls=[(0, "shell", "")]),
         _chunk(calls=[(0, "", '{"cmd": "id"}'), (1, "lookup", "")]),
@@ -351,7 +352,7 @@ def test_a_stream_passes_text_at_once_and_releases_only_the_allowed_calls(
         _chunk(content=" (late text)"),  # after a call began: it waits with the rest
         _chunk(finish="tool_calls"),
     ]
-    assert all(streamed.hold(chunk) for chunk in chunks)
+    assert all(streamed.feed(chunk) == [] for chunk in chunks)
     released = streamed.release(governor, ANN, "litellm-stream")
     names = [
         d.function.name
@@ -373,7 +374,7 @@ def test_a_stream_whose_every_call_is_withheld_finishes_as_a_plain_answer(
 ) -> None:
     streamed = StreamedCalls()
     for chunk in (_chunk(calls=[(0, "shell", "{}")]), _chunk(finish="tool_calls")):
-        streamed.hold(chunk)
+        streamed.feed(chunk)
     released = streamed.release(governor, ANN, "litellm-stream-2")
     assert all(not c.choices[0].delta.tool_calls for c in released)
     assert released[-1].choices[0].finish_reason == "stop"

@@ -1,0 +1,194 @@
+"""Tool calls in a streamed response, in the three stream shapes LiteLLM 1.110 hands the
+streaming iterator hook: chat completion chunks, Responses API events (objects), and the raw
+server-sent-event frames of `/v1/messages` (bytes). From the first piece that starts a tool
+call to the end of the stream, everything is held; then it goes out without the calls policy
+does not allow (`release`). A piece in no known shape that carries anything call-like raises
+UnrecognisedToolCall (the stream stops there: fail closed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from governance.core._contracts import Principal
+from governance.litellm._response_calls import UnrecognisedToolCall, verdicts
+from governance.litellm._response_sites import (
+    JUDGED_ITEMS,
+    Judged,
+    call_of,
+    withhold_in_output,
+)
+from governance.litellm._sse import AnthropicEvents
+from governance.litellm._tool_like import first_tool_like, get, is_call_type, put
+
+if TYPE_CHECKING:
+    from governance.litellm._governor import ToolCallGovernor
+
+_LEGACY: Final = -1  # the tool-call index of a legacy `function_call` delta
+
+
+class StreamedCalls:
+    """One stream's held pieces and the calls assembled from them."""
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self._chat: dict[tuple[int, int], list[str]] = {}
+        self._sse = AnthropicEvents()
+
+    def feed(self, chunk: Any) -> list[Any]:
+        """What may go out now of `chunk` (the rest is held here until `release`)."""
+        if isinstance(chunk, (bytes, bytearray, str)):
+            self._sse.hold(chunk)
+            return list(self._sse.take_ready())
+        return [] if self._hold(chunk) else [chunk]
+
+    def _hold(self, chunk: Any) -> bool:
+        if get(chunk, "choices") is not None:
+            return self._hold_chat(chunk)
+        kind = get(chunk, "type")
+        if isinstance(kind, str) and kind.startswith("response."):
+            return self._hold_event(chunk)
+        found = first_tool_like(chunk)
+        if found is not None:  # a piece in no shape read here, carrying a call: fail closed
+            raise UnrecognisedToolCall(found)
+        if self.held:
+            self.held.append(chunk)
+            return True
+        return False
+
+    # -- chat completion chunks -------------------------------------------------------------
+
+    def _hold_chat(self, chunk: Any) -> bool:
+        choices = get(chunk, "choices") or []
+        starts = any(
+            get(get(c, "delta"), "tool_calls")
+            or get(get(c, "delta"), "function_call")
+            or get(c, "finish_reason")
+            for c in choices
+        )
+        if not (starts or self.held or first_tool_like(chunk) is not None):
+            return False  # nothing call-like anywhere in it (checked again at release if held)
+        self.held.append(chunk)
+        for c in choices:
+            delta = get(c, "delta")
+            index = int(get(c, "index") or 0)
+            for call in get(delta, "tool_calls") or []:
+                self._add((index, int(get(call, "index") or 0)), call_of(get(call, "function")))
+            legacy = get(delta, "function_call")
+            if legacy:
+                self._add((index, _LEGACY), call_of(legacy))
+        return True
+
+    def _add(self, key: tuple[int, int], part: tuple[str, str]) -> None:
+        parts = self._chat.setdefault(key, ["", ""])
+        parts[0] += part[0]
+        parts[1] += part[1]
+
+    # -- Responses API events ---------------------------------------------------------------
+
+    def _hold_event(self, event: Any) -> bool:
+        item = get(event, "item")
+        starts = (
+            is_call_type(get(item, "type"))
+            or "function_call" in str(get(event, "type"))
+            or str(get(event, "type")) in ("response.completed", "response.incomplete")
+        )
+        if not (starts or self.held or first_tool_like(event) is not None):
+            return False
+        self.held.append(event)
+        return True
+
+    # -- release ----------------------------------------------------------------------------
+
+    def release(self, governor: ToolCallGovernor, principal: Principal, run_id: str) -> list[Any]:
+        """The held pieces, with every disallowed call taken out and the notes added."""
+        judged = Judged(governor, principal, run_id)
+        if self._sse.held or self._sse.pending:
+            return self._sse.release(judged)
+        if self._chat or any(get(c, "choices") is not None for c in self.held):
+            self._release_chat(judged)
+        elif self.held:
+            self._release_events(judged)
+        return self.held
+
+    def _release_chat(self, judged: Judged) -> None:
+        keys = sorted(self._chat)
+        notes = verdicts(
+            judged.governor,
+            [(self._chat[k][0], self._chat[k][1]) for k in keys],
+            judged.principal,
+            judged.run_id,
+        )
+        withheld = {key for key, note in zip(keys, notes, strict=True) if note}
+        said: set[int] = set()
+        for chunk in self.held:
+            for c in get(chunk, "choices") or []:
+                index = int(get(c, "index") or 0)
+                delta = get(c, "delta")
+                if delta is None:
+                    continue
+                deltas = get(delta, "tool_calls")
+                if deltas:
+                    left = [d for d in deltas if (index, int(get(d, "index") or 0)) not in withheld]
+                    put(delta, "tool_calls", left or None)
+                if get(delta, "function_call") and (index, _LEGACY) in withheld:
+                    put(delta, "function_call", None)
+                mine = [n for k, n in zip(keys, notes, strict=True) if n and k[0] == index]
+                if mine and index not in said:
+                    put(delta, "content", "\n".join([get(delta, "content") or "", *mine]).strip())
+                    said.add(index)
+                kept_any = any(k[0] == index and k not in withheld for k in keys)
+                finish = get(c, "finish_reason")
+                if finish in ("tool_calls", "function_call") and not kept_any:
+                    put(c, "finish_reason", "stop")
+            vetted = frozenset(
+                id(d)
+                for c in get(chunk, "choices") or []
+                for field in ("tool_calls",)
+                for d in (get(get(c, "delta"), field) or [])
+            ) | frozenset(
+                id(get(get(c, "delta"), "function_call"))
+                for c in get(chunk, "choices") or []
+                if get(get(c, "delta"), "function_call")
+            )
+            found = first_tool_like(chunk, vetted)
+            if found is not None:
+                raise UnrecognisedToolCall(found)
+
+    def _release_events(self, judged: Judged) -> None:
+        final = next(
+            (
+                get(e, "response")
+                for e in reversed(self.held)
+                if get(e, "type") in ("response.completed", "response.incomplete")
+            ),
+            None,
+        )
+        if final is not None and isinstance(get(final, "output"), list):
+            holder: Any = final
+        else:  # no final response (the stream broke off): judge the finished items
+            done = [
+                get(e, "item") for e in self.held if get(e, "type") == "response.output_item.done"
+            ]
+            holder = {"output": [item for item in done if item is not None]}
+        before = {str(get(item, "id")) for item in get(holder, "output")}
+        withhold_in_output(judged, holder)
+        kept = {str(get(item, "id")) for item in get(holder, "output")}
+        withheld = before - kept
+        kept_items = {
+            str(get(item, "id"))
+            for item in get(holder, "output")
+            if get(item, "type") in JUDGED_ITEMS
+        }
+        left: list[Any] = []
+        for event in self.held:
+            item_id = str(get(event, "item_id") or get(get(event, "item"), "id") or "")
+            if item_id and item_id in withheld:
+                continue
+            if item_id not in kept_items and event is not None:
+                vetted = frozenset({id(final)}) if final is not None else frozenset()
+                found = first_tool_like(event, vetted)
+                if found is not None:
+                    raise UnrecognisedToolCall(found)
+            left.append(event)
+        self.held = left
