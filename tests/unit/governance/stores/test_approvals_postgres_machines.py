@@ -4,7 +4,6 @@ request another machine's live process is waiting on or writing."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,13 +42,12 @@ def url(postgres_cluster: Any, migrated_template: str) -> str:
 
 
 @pytest.fixture
-def open_on(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Opens the store as a gateway on `machine` would (None: this machine)."""
+def open_on(url: str) -> Iterator[Any]:
+    """Opens the store as another gateway replica would: same host name, same boot id, same
+    PID namespace as every other (the case host-based identity got wrong)."""
     opened: list[PostgresApprovalStore] = []
-    real = on_server.this_machine
 
-    def open_on(machine: str | None = None) -> PostgresApprovalStore:
-        monkeypatch.setattr(on_server, "this_machine", lambda: machine or real())
+    def open_on() -> PostgresApprovalStore:
         opened.append(PostgresApprovalStore(PostgresTarget(url)))
         return opened[-1]
 
@@ -58,45 +56,72 @@ def open_on(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         store.close()
 
 
-def test_start_up_on_one_machine_leaves_another_machines_waiters_alone(open_on: Any) -> None:
-    here, there = open_on(), open_on("another-host/boot-1")
+def _lapse(store: PostgresApprovalStore) -> None:
+    """The replica died: its heartbeat stops and its lease runs out on the server's clock."""
+    store._stop_heartbeat()
+    with store._session("lapse") as conn:
+        conn.execute(
+            "UPDATE proctor_instances SET lease_until = clock_timestamp() - "
+            "make_interval(secs => 1) WHERE instance_id = ?",
+            (store._instance,),
+        )
+
+
+def test_replicas_on_one_host_and_kernel_never_expire_each_others_live_waiters(
+    open_on: Any,
+) -> None:
+    a, b = open_on(), open_on()
+    # A pid that looks dead from here (another PID namespace) and one that looks alive.
+    held = [_hold(a, "c1", DEAD), _hold(a, "c2", current_process_token())]
+    for rid in held:
+        a.recorded(rid, "approval.required")
+    assert b.reconcile(is_alive=lambda token: False) == []
+    assert b.reconcile(is_alive=lambda token: True) == []
+    assert [b.get(rid).status for rid in held] == ["pending"] * 2
+
+
+def test_a_replica_whose_lease_lapsed_has_its_waiters_expired_by_another(open_on: Any) -> None:
+    a, b = open_on(), open_on()
+    rid = _hold(a, "c1", current_process_token())
+    a.recorded(rid, "approval.required")
+    _lapse(a)
+    assert b.reconcile(is_alive=lambda token: True) == [rid]
+    assert b.get(rid).status_reason == "process restarted"
+
+
+def test_a_closed_replicas_waiters_are_expired_by_the_next_start_up(open_on: Any) -> None:
+    a = open_on()
+    rid = _hold(a, "c1", current_process_token())
+    a.recorded(rid, "approval.required")
+    a.close()
+    assert open_on().reconcile(is_alive=lambda token: True) == [rid]
+
+
+def test_start_up_judges_its_own_waiters_by_process_and_others_by_lease(open_on: Any) -> None:
+    here, there = open_on(), open_on()
     mine = _hold(here, "c1", DEAD)
     theirs = _hold(there, "c2", DEAD)
-    same_token_there = _hold(there, "c3", current_process_token())
     here.recorded(mine, "approval.required")
     there.recorded(theirs, "approval.required")
-    there.recorded(same_token_there, "approval.required")
     assert here.reconcile(is_alive=lambda token: False) == [mine]
-    assert [here.get(rid).status for rid in (theirs, same_token_there)] == ["pending"] * 2
-    # On its own machine, that token is the process asking: alive.
-    assert there.reconcile(is_alive=lambda token: False) == [theirs]
+    assert here.get(theirs).status == "pending"
 
 
-def test_start_up_settles_only_this_machines_dead_writers(
+def test_in_flight_lists_only_dead_writers_judged_by_lease(
     open_on: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    here, there = open_on(), open_on("another-host/boot-1")
+    here, there = open_on(), open_on()
     monkeypatch.setattr(on_server, "current_process_token", lambda: DEAD)  # writers that died
     _hold(here, "c1", DEAD)
     _hold(there, "c2", DEAD)
     monkeypatch.undo()
     assert [r.call_id for r in here.in_flight(is_alive=lambda token: False)] == ["c1"]
-    assert [r.call_id for r in there.in_flight(is_alive=lambda token: False)] == ["c2"]
+    _lapse(there)
+    assert sorted(r.call_id for r in here.in_flight(is_alive=lambda token: True)) == ["c2"]
 
 
-def test_a_waiter_from_before_this_hosts_last_boot_is_dead_whatever_its_pid(
-    open_on: Any,
-) -> None:
-    before_reboot = open_on(f"{socket.gethostname()}/an-earlier-boot")
-    rid = _hold(before_reboot, "c1", current_process_token())
-    before_reboot.recorded(rid, "approval.required")
-    here = open_on()
-    assert here.reconcile(is_alive=lambda token: True) == [rid]
-    assert here.get(rid).status_reason == "process restarted"
-
-
-def test_a_request_shows_its_waiters_token_without_the_machine(open_on: Any) -> None:
-    store = open_on("another-host/boot-1")
+def test_a_request_shows_its_waiters_token_without_the_instance(open_on: Any) -> None:
+    store = open_on()
     rid = _hold(store, "c1", "1234:5678")
     assert store.get(rid).waiter == "1234:5678"
     with pytest.raises(ValueError, match="waiter"):
