@@ -4,14 +4,25 @@ the URL parses, not when it does not, not when the driver echoes what it was giv
 from __future__ import annotations
 
 import socket
+import traceback
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
 
-from governance.stores import PostgresTarget, StoreUrlError, parse_store_url
-from governance.stores._postgres import first_line
+from governance.stores import (
+    PostgresTarget,
+    StoreUrlError,
+    migrate_postgres,
+    parse_store_url,
+    postgres_schema_status,
+)
+from governance.stores._approvals_postgres import PostgresApprovalStore
+from governance.stores._audit_postgres import PostgresAuditLog
+from governance.stores._budgets_postgres import PostgresBudgetLedger
+from governance.stores._postgres import connect, first_line
 from harness.cli._app import cli
 
 SECRET = "s3cretPW"
@@ -135,3 +146,30 @@ def test_store_and_gateway_commands_never_print_the_password(
     assert result.exit_code in (64, 69), result.output
     _no_secret(result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(
+    "opener",
+    [
+        lambda target: connect(target),
+        lambda target: PostgresBudgetLedger(target),
+        lambda target: PostgresApprovalStore(target),
+        lambda target: PostgresAuditLog(target),
+        lambda target: postgres_schema_status(target),
+        lambda target: migrate_postgres(target),
+    ],
+)
+@pytest.mark.parametrize(
+    "password",
+    [quote("/?#" + SECRET, safe=""), f"{SECRET}%zz"],  # the second: libpq echoes it
+)
+def test_a_store_that_cannot_connect_fails_without_the_password_in_its_traceback(
+    opener: Any, password: str
+) -> None:
+    url = f"postgresql://proctor:{password}@127.0.0.1:{_closed_port()}/p"
+    with pytest.raises(Exception) as caught:  # a target built directly, not parsed first
+        opener(PostgresTarget(url))
+    shown = "".join(traceback.format_exception(caught.value))
+    assert "PostgreSQL" in shown or "store" in shown
+    _no_secret(shown)
+    _no_secret(repr(caught.value))
