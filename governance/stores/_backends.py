@@ -262,7 +262,9 @@ class StoreSpec:
 
 def parse_store_url(url: str, *, durability: Durability | None = None) -> StoreSpec:
     """`sqlite` / `sqlite:///abs/dir[?durability=os]` / `memory:` (alias `ephemeral`) /
-    `postgresql://user:password@host:port/dbname` (libpq's URL; `postgres://` too).
+    `postgresql://user:password@host:port/dbname` (libpq's URL; `postgres://` too; read by
+    libpq itself, so a password's `/ ? # @ % :` must be percent-encoded: a URL libpq would read
+    otherwise is refused here, and no message repeats the URL).
 
     `durability` (when given) overrides the URL's. Raises StoreUrlError naming the fix.
     """

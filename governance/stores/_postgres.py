@@ -2,8 +2,9 @@
 
 `psycopg` 3 is imported only here and only when a Postgres store is opened (the `postgres`
 extra): `proctor --help`, `check` and replay runs never pay for it. Every driver failure is
-turned into the calling store's own error by the store; this module only names the server
-without its password, so no message, log line or trace can leak it.
+turned into the calling store's own error by the store; this module names the server without
+its password (`_postgres_dsn`: the driver's own reading of the URL) and scrubs the password
+and the DSN from every driver message, so no message, log line or trace can leak it.
 """
 
 from __future__ import annotations

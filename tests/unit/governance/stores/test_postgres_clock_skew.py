@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from governance.core._clock import ManualClock, SystemClock
+from governance.stores._approvals import ApprovalStoreError
 from governance.stores._approvals_postgres import PostgresApprovalStore
 from governance.stores._budgets_model import BudgetStoreError
 from governance.stores._budgets_postgres import PostgresBudgetLedger
@@ -57,3 +58,24 @@ def test_a_bad_tolerance_setting_is_refused(
     monkeypatch.setenv(SKEW_ENV, "soon")
     with pytest.raises(BudgetStoreError, match=SKEW_ENV):
         PostgresBudgetLedger(target, clock=SystemClock())
+
+
+def test_a_clock_that_drifts_is_refused_when_the_connection_is_made_again(
+    target: PostgresTarget,
+) -> None:
+    clock = ManualClock(SystemClock().now())
+    ledger = PostgresBudgetLedger(target, clock=clock, max_clock_skew=2.0)
+    approvals = PostgresApprovalStore(target, clock=clock, max_clock_skew=2.0)
+    try:
+        ledger.ledger()
+        approvals.list()
+        clock.advance(120)
+        ledger._conn.close()  # the server went away and came back: the store reconnects
+        approvals._conn.close()
+        with pytest.raises(BudgetStoreError, match="sync the clocks"):
+            ledger.ledger()
+        with pytest.raises(ApprovalStoreError, match="sync the clocks"):
+            approvals.list()
+    finally:
+        ledger.close()
+        approvals.close()
