@@ -1,6 +1,7 @@
-"""Gateways on several machines share one PostgreSQL approval store: a process token means
-something only on its own machine, so start-up reconciliation never expires or settles a
-request another machine's live process is waiting on or writing."""
+"""Gateway replicas share one PostgreSQL approval store. Host names, boot ids and PID
+namespaces collide between replicas (cloned VMs, pods, containers on one kernel), so each
+replica holds a lease on the server's clock: start-up reconciliation expires another replica's
+waiters only when its lease lapsed, never while it is alive."""
 
 from __future__ import annotations
 
@@ -126,3 +127,21 @@ def test_a_request_shows_its_waiters_token_without_the_instance(open_on: Any) ->
     assert store.get(rid).waiter == "1234:5678"
     with pytest.raises(ValueError, match="waiter"):
         _hold(store, "c2", "")
+
+
+def test_a_renewed_lease_makes_a_replica_alive_again(open_on: Any) -> None:
+    a, b = open_on(), open_on()
+    rid = _hold(a, "c1", DEAD)
+    a.recorded(rid, "approval.required")
+    _lapse(a)
+    a._renew_lease()  # what its heartbeat does every RENEW_SECONDS
+    assert b.reconcile(is_alive=lambda token: False) == []
+    assert b.get(rid).status == "pending"
+
+
+def test_each_store_opened_gets_its_own_instance_id(open_on: Any) -> None:
+    first, second = open_on(), open_on()
+    assert first._instance != second._instance
+    assert first._heartbeat.is_alive() and first._heartbeat.daemon
+    first.close()
+    assert not first._heartbeat.is_alive()
