@@ -62,7 +62,7 @@ class GuardrailSettings:
 
     policy_path: Path
     state_dir: Path
-    store_url: str
+    store_url: str = field(repr=False)  # a PostgreSQL URL may carry a password
     tools: Mapping[str, ToolMapping] = field(default_factory=dict)
     # How long the firewall waits for LiteLLM to report what became of a call it let through
     # before recording the outcome as unknown (its budget slot then stays counted).

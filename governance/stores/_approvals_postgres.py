@@ -11,11 +11,13 @@ advisory lock, so concurrent creators on several hosts never share an id and nev
 `wait` polls (every `poll_interval` seconds), as the SQLite store does: no LISTEN connection
 is held per waiter.
 
-Gateways on several machines share the rows, but a process token (`pid:start ticks`) means
-something only on its own machine: the store keeps each waiter's and writer's token with the
-machine it belongs to (`this_machine()`: host name and boot id). Start-up reconciliation
-judges only this machine's tokens (a token from before this machine's last boot is dead); a
-request awaited on another machine is left to that machine's start-up, and to its deadline.
+Gateways on several machines share the rows, and a process token (`pid:start ticks`) means
+something only in its own PID namespace; host names and boot ids collide (cloned VMs, pods with
+one `hostname`, containers on one kernel). So each store object registers a random instance
+id with a lease row in `proctor_instances` (LEASE_SECONDS, renewed every RENEW_SECONDS by a
+daemon thread, times on the SERVER's clock), and keeps every waiter's and writer's token with
+its instance id. Reconciliation judges another instance's tokens alive exactly while its lease
+has not lapsed; its own tokens by process liveness, as the SQLite store does.
 
 Any driver failure, a killed or unreachable server included, is an ApprovalStoreError: callers
 fail closed (nothing is approved, nothing is consumed).
@@ -24,9 +26,10 @@ fail closed (nothing is approved, nothing is consumed).
 from __future__ import annotations
 
 import builtins
-import socket
+import contextlib
+import secrets
+import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
 
 from governance.core._clock import Clock
@@ -39,22 +42,23 @@ from governance.stores._approvals import (
     SqlApprovals,
 )
 from governance.stores._postgres import PostgresTarget
+from governance.stores._postgres_clock import SkewSetting
 from governance.stores._postgres_store import PostgresStore
 
 # An arbitrary constant: the advisory lock every creator takes to allocate the next id.
 _ID_LOCK: Final = 0x50524F41  # "PROA"
-# Between a process token and its machine in the `waiter` and `in_flight_by` columns.
+# A gateway's lease on the server's clock, and how often it is renewed (two renewals may fail
+# before another gateway sees it lapse).
+LEASE_SECONDS: Final = 30.0
+RENEW_SECONDS: Final = 10.0
+# Between a process token and its gateway instance in the `waiter` and `in_flight_by` columns.
 _ON: Final = " on "
 _WAITER: Final = 22  # the waiter's index in a row as _parse reads it (_COLUMNS)
 
 
-def this_machine() -> str:
-    """`host/boot id`: which machine a process token belongs to, and since which boot."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
-    except OSError:
-        boot = "unknown-boot"
-    return f"{socket.gethostname()}/{boot}"
+def new_instance_id() -> str:
+    """A fresh id per store object: a restarted process never inherits its predecessor's."""
+    return f"gw-{secrets.token_hex(12)}"
 
 
 class PostgresApprovalStore(PostgresStore, SqlApprovals):
@@ -70,40 +74,87 @@ class PostgresApprovalStore(PostgresStore, SqlApprovals):
         clock: Clock | None = None,
         default_ttl_seconds: float = 300.0,
         key: bytes | None = None,
+        max_clock_skew: SkewSetting = "auto",
     ) -> None:
         self._where = target.display
-        self._machine = this_machine()
+        self._instance = new_instance_id()
         ApprovalRows.__init__(self, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
-        PostgresStore.__init__(self, target)
+        PostgresStore.__init__(self, target, max_clock_skew=max_clock_skew)
+        try:
+            self._renew_lease(first=True)  # before any request can carry this instance's id
+        except BaseException:
+            PostgresStore.close(self)
+            raise
+        self._heartbeat_stop = threading.Event()
+        self._heartbeat = threading.Thread(
+            target=self._beat, name=f"proctor-lease-{self._instance}", daemon=True
+        )
+        self._heartbeat.start()
 
-    # -- process tokens, qualified by their machine ---------------------------------------
+    # -- the instance lease ---------------------------------------------------------------
+
+    def _renew_lease(self, *, first: bool = False) -> None:
+        with self._session("renew this gateway's lease") as conn:
+            if first:  # leases long lapsed tell nothing a missing row does not: tidy them
+                conn.execute(
+                    "DELETE FROM proctor_instances "
+                    "WHERE lease_until < clock_timestamp() - make_interval(days => 1)"
+                )
+            conn.execute(
+                "INSERT INTO proctor_instances (instance_id, lease_until) "
+                "VALUES (?, clock_timestamp() + make_interval(secs => ?)) "
+                "ON CONFLICT (instance_id) DO UPDATE SET lease_until = EXCLUDED.lease_until",
+                (self._instance, float(LEASE_SECONDS)),
+            )
+
+    def _beat(self) -> None:
+        while not self._heartbeat_stop.wait(RENEW_SECONDS):
+            # A failed renewal (the server is away) is retried; the lease covers two misses.
+            with contextlib.suppress(ApprovalStoreError):
+                self._renew_lease()
+
+    def _stop_heartbeat(self) -> None:
+        self._heartbeat_stop.set()
+        if self._heartbeat is not threading.current_thread():
+            self._heartbeat.join()
+
+    def _lease_alive(self, instance: str) -> bool:
+        with self._session("read a gateway's lease") as conn:
+            row = conn.execute(
+                "SELECT lease_until > clock_timestamp() FROM proctor_instances "
+                "WHERE instance_id = ?",
+                (instance,),
+            ).fetchone()
+        return bool(row and row[0])
+
+    # -- process tokens, qualified by their instance --------------------------------------
 
     def _here(self, token: str) -> str:
-        return f"{token}{_ON}{self._machine}"
+        return f"{token}{_ON}{self._instance}"
 
     def _owner(self, awaiting: str | None) -> str | None:  # type: ignore[override]
         return self._here(current_process_token()) if awaiting is not None else None
 
     def _parse(self, row: tuple[Any, ...]) -> ApprovalRequest:
-        """A request shows its waiter's token as given, without the machine."""
+        """A request shows its waiter's token as given, without the instance."""
         waiter = row[_WAITER]
         if isinstance(waiter, str) and _ON in waiter:
             row = (*row[:_WAITER], waiter.rsplit(_ON, 1)[0], *row[_WAITER + 1 :])
         return super()._parse(row)
 
     def _judge(self, is_alive: Callable[[str], bool]) -> Callable[[str], bool]:
-        """`is_alive` for stored tokens: asked only about this machine's processes."""
-        host = self._machine.split("/", 1)[0]
+        """`is_alive` for stored tokens: this instance's by process, others' by lease."""
 
         def alive(stored: str) -> bool:
-            token, on, machine = stored.rpartition(_ON)
+            token, on, instance = stored.rpartition(_ON)
             if not on:
                 return is_alive(stored)
-            if machine == self._machine:
+            if instance == self._instance:
                 return token == current_process_token() or is_alive(token)
-            # Another boot of this host: every process of it is gone. Another machine: only
-            # that machine can tell, so its requests are left alone here.
-            return machine.split("/", 1)[0] != host
+            # Another instance (here or elsewhere): alive while its lease holds on the
+            # server's clock. An id without a lease row (lapsed and gone, or written before
+            # leases existed) has nobody renewing it.
+            return self._lease_alive(instance)
 
         return alive
 
@@ -130,4 +181,12 @@ class PostgresApprovalStore(PostgresStore, SqlApprovals):
 
     def close(self) -> None:
         self._closed.set()  # wakes every waiter: nothing more will be decided here
+        if hasattr(self, "_heartbeat"):
+            self._stop_heartbeat()
+            # Nobody waits here any more: its requests are another start-up's to expire.
+            with contextlib.suppress(ApprovalStoreError):
+                with self._session("end this gateway's lease") as conn:
+                    conn.execute(
+                        "DELETE FROM proctor_instances WHERE instance_id = ?", (self._instance,)
+                    )
         super().close()

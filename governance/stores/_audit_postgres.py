@@ -28,6 +28,7 @@ from governance.core._clock import Clock, SystemClock
 from governance.core._errors import AuditWriteError, GovernanceError
 from governance.stores._audit import _COLUMNS, AuditEvent, Row, SqlAuditLog
 from governance.stores._postgres import PostgresTarget, psycopg
+from governance.stores._postgres_clock import SkewSetting
 from governance.stores._postgres_store import PostgresStore, placeholders
 
 # The per-run lock key: two runs share a key only by a 64-bit hash collision (then they merely
@@ -56,13 +57,18 @@ class PostgresAuditLog(PostgresStore, SqlAuditLog):
     _error = GovernanceError
 
     def __init__(
-        self, target: PostgresTarget, *, key: bytes | None = None, clock: Clock | None = None
+        self,
+        target: PostgresTarget,
+        *,
+        key: bytes | None = None,
+        clock: Clock | None = None,
+        max_clock_skew: SkewSetting = "auto",
     ) -> None:
         self._key = key or None
         self._clock = clock or SystemClock()
         self._tails = {}
         try:
-            PostgresStore.__init__(self, target)
+            PostgresStore.__init__(self, target, max_clock_skew=max_clock_skew)
         except GovernanceError as exc:
             raise AuditWriteError(str(exc)) from exc
         self._collision = (psycopg().errors.UniqueViolation,)

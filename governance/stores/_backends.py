@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ from governance.stores._budgets import (
 )
 from governance.stores._postgres import SCHEMES as POSTGRES_SCHEMES
 from governance.stores._postgres import PostgresTarget
+from governance.stores._postgres_dsn import DsnError, parse_dsn
 from governance.stores._sqlite import DURABILITY_MODES, Durability, check_durability
 
 StoreKind = Literal["sqlite", "memory", "postgres"]
@@ -260,7 +262,9 @@ class StoreSpec:
 
 def parse_store_url(url: str, *, durability: Durability | None = None) -> StoreSpec:
     """`sqlite` / `sqlite:///abs/dir[?durability=os]` / `memory:` (alias `ephemeral`) /
-    `postgresql://user:password@host:port/dbname` (libpq's URL; `postgres://` too).
+    `postgresql://user:password@host:port/dbname` (libpq's URL; `postgres://` too; read by
+    libpq itself, so a password's `/ ? # @ % :` must be percent-encoded: a URL libpq would read
+    otherwise is refused here, and no message repeats the URL).
 
     `durability` (when given) overrides the URL's. Raises StoreUrlError naming the fix.
     """
@@ -276,26 +280,36 @@ def parse_store_url(url: str, *, durability: Durability | None = None) -> StoreS
         return StoreSpec("memory")
     if text == "sqlite":
         return StoreSpec("sqlite", None, _mode(durability or "fsync", modes))
-    parts = urlsplit(text)
-    if parts.scheme in POSTGRES_SCHEMES:
+    if text.split(":", 1)[0].lower() in POSTGRES_SCHEMES:
         if durability is not None:
             raise StoreUrlError(
                 f"durability {durability!r} applies to SQLite file stores; PostgreSQL's "
                 "durability is the server's (synchronous_commit)"
             )
+        try:
+            parse_dsn(text)  # as the driver will read it: refused now, not at connect
+        except DsnError as exc:
+            raise StoreUrlError(str(exc)) from None
         return StoreSpec("postgres", postgres=PostgresTarget(text))
-    if parts.scheme != "sqlite" or parts.netloc or parts.fragment:
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. a bad IPv6 host: its message would repeat the URL
+        parts = None
+    if parts is None or parts.scheme != "sqlite" or parts.netloc or parts.fragment:
         raise StoreUrlError(
-            f"store URL {_safe(parts)} is not understood; use sqlite, sqlite:///<dir> "
+            f"store URL {_safe(text)} is not understood; use sqlite, sqlite:///<dir> "
             "(an absolute directory), memory: or postgresql://user@host:port/dbname"
+            + (" (a keyword/value DSN is not accepted: write it as a URL)" if "=" in text else "")
         )
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - {"durability"})
     if unknown:
-        raise StoreUrlError(f"store URL {text!r}: unknown option(s) {unknown}; only durability")
+        raise StoreUrlError(
+            f"store URL sqlite://{parts.path}: unknown option(s) {unknown}; only durability"
+        )
     values = query.get("durability", [])
     if len(values) > 1:
-        raise StoreUrlError(f"store URL {text!r}: durability is given more than once")
+        raise StoreUrlError(f"store URL sqlite://{parts.path}: durability is given more than once")
     chosen = durability or (values[0] if values else "fsync")
     directory = Path(parts.path) if parts.path not in ("", "/") else None
     return StoreSpec("sqlite", directory, _mode(chosen, modes))
@@ -308,7 +322,10 @@ def _mode(value: str, modes: str) -> Durability:
         raise StoreUrlError(f"unknown durability {value!r}; use one of {modes}") from None
 
 
-def _safe(parts: Any) -> str:
-    """The URL without credentials: a store URL may carry a password."""
-    host = parts.hostname or ""
-    return f"{parts.scheme}://{host}{parts.path}"
+def _safe(text: str) -> str:
+    """How to name a URL that is not understood: it may be anything, a keyword/value DSN
+    with a password included, so only a plain scheme is repeated, never the rest."""
+    scheme = text.split(":", 1)[0] if ":" in text else ""
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]{0,20}", scheme) and text.startswith(scheme + ":"):
+        return f"'{scheme}:...'"
+    return "(not shown: it may contain a password)"

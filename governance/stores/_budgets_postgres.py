@@ -31,6 +31,7 @@ from governance.core._closing import Closing
 from governance.stores._budgets_model import BudgetResetRefused, BudgetStoreError
 from governance.stores._budgets_sql import BudgetKey, SqlBudgetLedger
 from governance.stores._postgres import PostgresTarget, connect, first_line
+from governance.stores._postgres_clock import SkewSetting, check_clock
 from governance.stores._postgres_schema import require_current
 
 # The first half of every budget advisory lock key ("BUDG"): the second is the key's hash.
@@ -51,10 +52,16 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
     _row_lock = " FOR UPDATE"
 
     def __init__(
-        self, target: PostgresTarget, *, clock: Clock | None = None, busy_timeout: float = 10.0
+        self,
+        target: PostgresTarget,
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = 10.0,
+        max_clock_skew: SkewSetting = "auto",
     ) -> None:
         self.target = target
         self._clock = clock or SystemClock()
+        self._max_clock_skew = max_clock_skew
         self._timeout_ms = max(int(busy_timeout * 1000), 1)
         self._lock = threading.Lock()
         self._open = True
@@ -63,13 +70,14 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
             self._conn = self._connect()
         except Exception as exc:
             raise BudgetStoreError(
-                f"cannot open budget store {target.display}: {first_line(exc)}"
+                f"cannot open budget store {target.display}: {first_line(exc, self.target)}"
             ) from exc
 
     def _connect(self) -> Any:
         conn = connect(self.target)
         try:
             require_current(conn, self.target)
+            check_clock(conn, self._clock, self.target, self._max_clock_skew)
             # A lock held by a stuck writer, or a server that stops answering, fails the call
             # after the timeout instead of hanging the agent.
             conn.execute(f"SET lock_timeout = {self._timeout_ms}")
@@ -96,8 +104,9 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
                     with contextlib.suppress(Exception):
                         self._conn.close()
                     self._conn = None
+                why = first_line(exc, self.target)
                 raise BudgetStoreError(
-                    f"budget store {self.target.display} could not {doing}: {first_line(exc)}"
+                    f"budget store {self.target.display} could not {doing}: {why}"
                 ) from exc
 
     @contextlib.contextmanager

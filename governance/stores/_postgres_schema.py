@@ -128,12 +128,24 @@ AUDIT_IDENTITY_DDL: Final = (
     """,
 )
 
+# Every gateway process holding the approval store open: a random id and a lease it renews,
+# judged by the server's clock. A request whose waiter's lease lapsed has no waiter left.
+INSTANCES_DDL: Final = (
+    """
+    CREATE TABLE proctor_instances (
+        instance_id TEXT PRIMARY KEY,
+        lease_until TIMESTAMPTZ NOT NULL
+    )
+    """,
+)
+
 # Append only: a released migration is never edited (a database may already be at it).
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "budgets", BUDGETS_DDL),
     Migration(2, "approvals", APPROVALS_DDL),
     Migration(3, "audit", AUDIT_DDL),
     Migration(4, "audit log identity", AUDIT_IDENTITY_DDL),
+    Migration(5, "gateway instance leases", INSTANCES_DDL),
 )
 
 
@@ -211,7 +223,7 @@ def migrate(
     except driver.Error as exc:
         raise PostgresUnavailable(
             f"migrating the PostgreSQL store {target.display} failed; nothing was changed: "
-            f"{first_line(exc)}"
+            f"{first_line(exc, target)}"
         ) from exc
     finally:
         conn.close()
@@ -240,7 +252,7 @@ def schema_status(
         have = current_version(conn)
     except driver.Error as exc:
         raise PostgresUnavailable(
-            f"cannot read the PostgreSQL store {target.display}: {first_line(exc)}"
+            f"cannot read the PostgreSQL store {target.display}: {first_line(exc, target)}"
         ) from exc
     finally:
         conn.close()

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from governance.core._clock import Clock
 from governance.core._closing import Closing
 from governance.stores._postgres import (
     PostgresTarget,
@@ -29,6 +30,7 @@ from governance.stores._postgres import (
     first_line,
     psycopg,
 )
+from governance.stores._postgres_clock import SkewSetting, check_clock
 from governance.stores._postgres_schema import (
     MIGRATIONS,
     Migration,
@@ -69,13 +71,20 @@ class PostgresStore(Closing):
     _label: str = "store"
     _error: type[Exception] = Exception
 
+    _clock: Clock  # set by the subclass before this __init__
+
     def __init__(
-        self, target: PostgresTarget, *, migrations: Sequence[Migration] = MIGRATIONS
+        self,
+        target: PostgresTarget,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        max_clock_skew: SkewSetting = "auto",
     ) -> None:
         if not isinstance(target, PostgresTarget):
             raise TypeError(f"a PostgreSQL store needs a PostgresTarget, not {target!r}")
         self.target = target
         self._migrations = tuple(migrations)
+        self._max_clock_skew = max_clock_skew
         self._lock = threading.Lock()
         self._conn: Any = None
         self._shut = False
@@ -86,7 +95,9 @@ class PostgresStore(Closing):
         except (PostgresUnavailable, StoreSchemaError) as exc:
             raise self._error(str(exc)) from exc
         except self._driver_error as exc:
-            raise self._error(f"cannot open {self._described}: {first_line(exc)}") from exc
+            raise self._error(
+                f"cannot open {self._described}: {first_line(exc, self.target)}"
+            ) from exc
 
     @property
     def _described(self) -> str:
@@ -100,6 +111,7 @@ class PostgresStore(Closing):
             conn = connect(self.target)
             try:
                 require_current(conn, self.target, self._migrations)
+                check_clock(conn, self._clock, self.target, self._max_clock_skew)
             except BaseException:
                 conn.close()
                 raise
@@ -117,7 +129,7 @@ class PostgresStore(Closing):
                 raise self._error(str(exc)) from exc
             except (self._driver_error, PostgresUnavailable, OSError) as exc:
                 self._drop_if_broken()
-                why = first_line(exc)
+                why = first_line(exc, self.target)
                 raise self._error(f"{self._described} could not {doing}: {why}") from exc
             except BaseException:
                 self._drop_if_broken()

@@ -30,7 +30,7 @@ def check_server(target: PostgresTarget) -> None:
             if isinstance(exc, PostgresUnavailable) or not _driver_error(exc):
                 raise
             raise PostgresUnavailable(
-                f"cannot read the PostgreSQL store {target.display}: {first_line(exc)}"
+                f"cannot read the PostgreSQL store {target.display}: {first_line(exc, target)}"
             ) from exc
     finally:
         conn.close()

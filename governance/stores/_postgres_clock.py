@@ -1,0 +1,75 @@
+"""A gateway whose clock disagrees with the PostgreSQL server's refuses to open the store.
+
+The stores take their times from the injected clock (deterministic tests, replay), so replicas
+sharing one database compare times written by different machines' clocks: a replica whose
+clock runs fast sees a budget window's old rows as already outside the window. Rather than
+read the server's time on every call, each connection (at open and at every reconnect)
+compares the gateway's clock with the server's `clock_timestamp()` and refuses a difference
+beyond a tolerance: PROCTOR_STORE_MAX_CLOCK_SKEW seconds (default 2), "sync the clocks (NTP)".
+
+Only the real clock (`SystemClock`) is checked unless a store is given `max_clock_skew`
+explicitly: an injected test or replay clock is not the machine's time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from governance.core._clock import Clock, SystemClock
+from governance.stores._postgres import PostgresUnavailable
+
+if TYPE_CHECKING:
+    from governance.stores._postgres import PostgresTarget
+
+SKEW_ENV: Final = "PROCTOR_STORE_MAX_CLOCK_SKEW"
+DEFAULT_MAX_SKEW_SECONDS: Final = 2.0
+# "auto": the real clock is checked with the environment's tolerance; any other clock is not.
+SkewSetting = float | None | Literal["auto"]
+
+
+class ClockSkewError(PostgresUnavailable):
+    """The gateway's clock and the server's differ by more than the tolerance."""
+
+
+def tolerance(clock: Clock, setting: SkewSetting) -> float | None:
+    """Seconds of difference allowed, or None: not checked."""
+    if setting != "auto":
+        return setting
+    if not isinstance(clock, SystemClock):
+        return None
+    raw = os.environ.get(SKEW_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_SKEW_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise PostgresUnavailable(
+            f"{SKEW_ENV}={raw!r} is not a number of seconds greater than 0 (default "
+            f"{DEFAULT_MAX_SKEW_SECONDS:g})"
+        )
+    return value
+
+
+def check_clock(conn: Any, clock: Clock, target: PostgresTarget, setting: SkewSetting) -> None:
+    """Refuse the connection when the clocks differ by more than the tolerance (the time the
+    server took to answer is not counted against the gateway)."""
+    allowed = tolerance(clock, setting)
+    if allowed is None:
+        return
+    before = clock.now()
+    row = conn.execute("SELECT clock_timestamp()").fetchone()
+    after = clock.now()
+    server: dt.datetime = row[0]
+    midpoint = before + (after - before) / 2
+    skew = abs((server - midpoint).total_seconds()) - abs((after - before).total_seconds()) / 2
+    if skew > allowed:
+        raise ClockSkewError(
+            f"the clock here ({midpoint.isoformat()}) and the PostgreSQL store "
+            f"{target.display}'s ({server.astimezone(dt.UTC).isoformat()}) differ by "
+            f"{skew:.1f} s, more than {allowed:g} s ({SKEW_ENV}): sync the clocks (NTP); "
+            "budget windows and approval deadlines would be judged wrongly"
+        )
