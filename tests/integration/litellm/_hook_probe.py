@@ -113,7 +113,8 @@ def mcp_calls(state: Path) -> dict[str, Any]:
 
 
 def unavailable(state: Path) -> Any:
-    url = "postgresql://proctor:s3cr%zzet@db.internal:5432/proctor"
+    # Well formed (a malformed URL is refused before the guardrail exists), unreachable.
+    url = "postgresql://proctor:s3cr-zzet@db.internal:5432/proctor"
     g = guardrail(state, proctor_store_url=url)
     data = {"mcp_tool_name": "echo", "mcp_server_name": "demo", "mcp_arguments": {"text": "hi"}}
     return refused(g.async_pre_call_hook(KEY, None, data, "call_mcp_tool"))
