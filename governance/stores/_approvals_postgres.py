@@ -43,7 +43,7 @@ from governance.stores._approvals import (
 )
 from governance.stores._postgres import PostgresTarget
 from governance.stores._postgres_clock import SkewSetting
-from governance.stores._postgres_store import PostgresStore
+from governance.stores._postgres_store import Dialect, PostgresStore
 
 # An arbitrary constant: the advisory lock every creator takes to allocate the next id.
 _ID_LOCK: Final = 0x50524F41  # "PROA"
@@ -78,45 +78,83 @@ class PostgresApprovalStore(PostgresStore, SqlApprovals):
     ) -> None:
         self._where = target.display
         self._instance = new_instance_id()
+        self._heartbeat_stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        # The lease is taken on the first connection (here, or a forked child's first call)
+        # before any request can carry this instance's id.
+        self._lease_pending = True
         ApprovalRows.__init__(self, clock=clock, default_ttl_seconds=default_ttl_seconds, key=key)
         PostgresStore.__init__(self, target, max_clock_skew=max_clock_skew)
-        try:
-            self._renew_lease(first=True)  # before any request can carry this instance's id
-        except BaseException:
-            PostgresStore.close(self)
-            raise
-        self._heartbeat_stop = threading.Event()
-        self._heartbeat = threading.Thread(
-            target=self._beat, name=f"proctor-lease-{self._instance}", daemon=True
-        )
-        self._heartbeat.start()
 
     # -- the instance lease ---------------------------------------------------------------
 
-    def _renew_lease(self, *, first: bool = False) -> None:
-        with self._session("renew this gateway's lease") as conn:
-            if first:  # leases long lapsed tell nothing a missing row does not: tidy them
-                conn.execute(
-                    "DELETE FROM proctor_instances "
-                    "WHERE lease_until < clock_timestamp() - make_interval(days => 1)"
-                )
-            conn.execute(
-                "INSERT INTO proctor_instances (instance_id, lease_until) "
-                "VALUES (?, clock_timestamp() + make_interval(secs => ?)) "
-                "ON CONFLICT (instance_id) DO UPDATE SET lease_until = EXCLUDED.lease_until",
-                (self._instance, float(LEASE_SECONDS)),
+    def _connection(self, *, compare_clocks: bool = True) -> Any:
+        conn = super()._connection(compare_clocks=compare_clocks)
+        if self._lease_pending:
+            try:
+                self._write_lease(Dialect(conn), first=True)
+            except BaseException:
+                self._drop()  # nothing may run on this instance without its lease
+                raise
+            self._lease_pending = False
+            self._heartbeat = threading.Thread(
+                target=self._beat, name=f"proctor-lease-{self._instance}", daemon=True
             )
+            self._heartbeat.start()
+        return conn
+
+    def _write_lease(self, conn: Dialect, *, first: bool = False) -> None:
+        if first:  # leases long lapsed tell nothing a missing row does not: tidy them
+            conn.execute(
+                "DELETE FROM proctor_instances "
+                "WHERE lease_until < clock_timestamp() - make_interval(days => 1)"
+            )
+        conn.execute(
+            "INSERT INTO proctor_instances (instance_id, lease_until) "
+            "VALUES (?, clock_timestamp() + make_interval(secs => ?)) "
+            "ON CONFLICT (instance_id) DO UPDATE SET lease_until = EXCLUDED.lease_until",
+            (self._instance, float(LEASE_SECONDS)),
+        )
+
+    def _renew_lease(self) -> None:
+        # The lease is liveness on the server's clock: renewed even while the clocks disagree.
+        with self._session("renew this gateway's lease", compare_clocks=False) as conn:
+            self._write_lease(conn)
+
+    def _heartbeat_tick(self) -> None:
+        """Renew the lease, then compare the clocks (a step since the last comparison); a
+        disagreement leaves the comparison due, so every later call fails closed until the
+        clocks agree again."""
+        with contextlib.suppress(ApprovalStoreError):  # retried; the lease covers two misses
+            self._renew_lease()
+        self._clock_watch.make_due()
+        with contextlib.suppress(ApprovalStoreError):
+            with self._session("compare its clock with the server's"):
+                pass
 
     def _beat(self) -> None:
-        while not self._heartbeat_stop.wait(RENEW_SECONDS):
-            # A failed renewal (the server is away) is retried; the lease covers two misses.
-            with contextlib.suppress(ApprovalStoreError):
-                self._renew_lease()
+        stop = self._heartbeat_stop
+        while not stop.wait(RENEW_SECONDS):
+            self._heartbeat_tick()
 
     def _stop_heartbeat(self) -> None:
         self._heartbeat_stop.set()
-        if self._heartbeat is not threading.current_thread():
-            self._heartbeat.join()
+        beat = self._heartbeat
+        if beat is not None and beat is not threading.current_thread():
+            beat.join()
+
+    def _in_forked_child(self) -> None:
+        """A forked child is a gateway of its own: a fresh instance id, whose lease and
+        heartbeat start with its first call; the parent's lease is never touched here."""
+        super()._in_forked_child()
+        self._instance = new_instance_id()
+        self._heartbeat_stop = threading.Event()  # the parent's thread did not survive
+        self._heartbeat = None
+        self._lease_pending = True
+        was_closed = self._closed.is_set()
+        self._closed = threading.Event()  # its lock may have been held by a parent thread
+        if was_closed:
+            self._closed.set()
 
     def _lease_alive(self, instance: str) -> bool:
         with self._session("read a gateway's lease") as conn:
@@ -180,9 +218,10 @@ class PostgresApprovalStore(PostgresStore, SqlApprovals):
         return str(values[1])
 
     def close(self) -> None:
+        self._own_process()  # a child's close never ends its parent's lease
         self._closed.set()  # wakes every waiter: nothing more will be decided here
-        if hasattr(self, "_heartbeat"):
-            self._stop_heartbeat()
+        self._stop_heartbeat()
+        if not self._lease_pending:
             # Nobody waits here any more: its requests are another start-up's to expire.
             with contextlib.suppress(ApprovalStoreError):
                 with self._session("end this gateway's lease") as conn:

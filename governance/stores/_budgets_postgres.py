@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
@@ -31,7 +32,8 @@ from governance.core._closing import Closing
 from governance.stores._budgets_model import BudgetResetRefused, BudgetStoreError
 from governance.stores._budgets_sql import BudgetKey, SqlBudgetLedger
 from governance.stores._postgres import PostgresTarget, connect, first_line
-from governance.stores._postgres_clock import SkewSetting, check_clock
+from governance.stores._postgres_clock import ClockWatch, SkewSetting
+from governance.stores._postgres_fork import abandon, follow_forks
 from governance.stores._postgres_schema import require_current
 
 # The first half of every budget advisory lock key ("BUDG"): the second is the key's hash.
@@ -62,10 +64,13 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
         self.target = target
         self._clock = clock or SystemClock()
         self._max_clock_skew = max_clock_skew
+        self._clock_watch = ClockWatch(self._clock, target, max_clock_skew)
         self._timeout_ms = max(int(busy_timeout * 1000), 1)
         self._lock = threading.Lock()
         self._open = True
         self._conn: Any = None
+        self._pid = os.getpid()  # the process whose connection `_conn` is
+        follow_forks(self)
         try:
             self._conn = self._connect()
         except Exception as exc:
@@ -77,7 +82,7 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
         conn = connect(self.target)
         try:
             require_current(conn, self.target)
-            check_clock(conn, self._clock, self.target, self._max_clock_skew)
+            self._clock_watch.check(conn)
             # A lock held by a stuck writer, or a server that stops answering, fails the call
             # after the timeout instead of hanging the agent.
             conn.execute(f"SET lock_timeout = {self._timeout_ms}")
@@ -87,14 +92,29 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
             raise
         return conn
 
+    def _own_process(self) -> None:
+        if self._pid != os.getpid():  # forked by other means than os.fork()
+            self._in_forked_child()
+
+    def _in_forked_child(self) -> None:
+        """In a forked child: the parent's connection stays the parent's (never closed or used
+        here; see governance.stores._postgres_fork); the next call connects again."""
+        abandon(self._conn)
+        self._conn = None
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
     @contextlib.contextmanager
     def _session(self, doing: str) -> Iterator[Any]:
+        self._own_process()
         with self._lock:
             if not self._open:
                 raise BudgetStoreError(f"budget store {self.target.display} is closed")
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = self._connect()  # the server came back (or never left)
+                else:  # a clock stepped since the last comparison is caught here
+                    self._clock_watch.check_if_due(self._conn)
                 yield self._conn
             except (BudgetStoreError, BudgetResetRefused):
                 raise
@@ -125,6 +145,7 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
             yield
 
     def close(self) -> None:
+        self._own_process()
         with self._lock:
             self._open = False
             if self._conn is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import select
 import threading
 from collections.abc import Iterator, Sequence
@@ -30,7 +31,8 @@ from governance.stores._postgres import (
     first_line,
     psycopg,
 )
-from governance.stores._postgres_clock import SkewSetting, check_clock
+from governance.stores._postgres_clock import ClockWatch, SkewSetting
+from governance.stores._postgres_fork import abandon, follow_forks
 from governance.stores._postgres_schema import (
     MIGRATIONS,
     Migration,
@@ -85,9 +87,12 @@ class PostgresStore(Closing):
         self.target = target
         self._migrations = tuple(migrations)
         self._max_clock_skew = max_clock_skew
+        self._clock_watch = ClockWatch(self._clock, target, max_clock_skew)
         self._lock = threading.Lock()
         self._conn: Any = None
         self._shut = False
+        self._pid = os.getpid()  # the process whose connection `_conn` is
+        follow_forks(self)
         try:
             self._driver_error: type[Exception] = psycopg().Error
             with self._lock:
@@ -103,28 +108,46 @@ class PostgresStore(Closing):
     def _described(self) -> str:
         return f"{self._label} {self.target.display}"
 
-    def _connection(self) -> Any:
-        """The open connection (call under the lock): a new one, schema-checked, if needed."""
+    def _connection(self, *, compare_clocks: bool = True) -> Any:
+        """The open connection (call under the lock): a new one, schema-checked, if needed;
+        the clocks compared again when the last comparison is old (unless told not to)."""
         if self._conn is not None and _went_away(self._conn):
             self._drop()
         if self._conn is None:
             conn = connect(self.target)
             try:
                 require_current(conn, self.target, self._migrations)
-                check_clock(conn, self._clock, self.target, self._max_clock_skew)
+                self._clock_watch.check(conn)
             except BaseException:
                 conn.close()
                 raise
             self._conn = conn
+        elif compare_clocks:
+            self._clock_watch.check_if_due(self._conn)
         return self._conn
 
+    def _own_process(self) -> None:
+        """A child forked by other means than os.fork() (whose hook did not run) is caught
+        here, before it touches the lock or the connection."""
+        if self._pid != os.getpid():
+            self._in_forked_child()
+
+    def _in_forked_child(self) -> None:
+        """In a forked child: the parent's connection is the parent's (never closed or used
+        here), and the lock may have been held by a parent thread; the next call connects."""
+        abandon(self._conn)
+        self._conn = None
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
     @contextlib.contextmanager
-    def _session(self, doing: str) -> Iterator[Dialect]:
+    def _session(self, doing: str, *, compare_clocks: bool = True) -> Iterator[Dialect]:
+        self._own_process()
         with self._lock:
             if self._shut:
                 raise self._error(f"{self._described} is closed")
             try:
-                yield Dialect(self._connection())
+                yield Dialect(self._connection(compare_clocks=compare_clocks))
             except StoreSchemaError as exc:  # the database was migrated under a running store
                 raise self._error(str(exc)) from exc
             except (self._driver_error, PostgresUnavailable, OSError) as exc:
@@ -148,6 +171,7 @@ class PostgresStore(Closing):
             self._conn = None
 
     def close(self) -> None:
+        self._own_process()
         with self._lock:
             self._shut = True
             self._drop()
