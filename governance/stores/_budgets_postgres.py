@@ -31,8 +31,8 @@ from governance.core._clock import Clock, SystemClock
 from governance.core._closing import Closing
 from governance.stores._budgets_model import BudgetResetRefused, BudgetStoreError
 from governance.stores._budgets_sql import BudgetKey, SqlBudgetLedger
-from governance.stores._postgres import PostgresTarget, connect, first_line
-from governance.stores._postgres_clock import ClockWatch, SkewSetting
+from governance.stores._postgres import PostgresTarget, connect
+from governance.stores._postgres_clock import ClockWatch, SkewSetting, failure_reason
 from governance.stores._postgres_fork import abandon, follow_forks
 from governance.stores._postgres_schema import require_current
 
@@ -75,7 +75,7 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
             self._conn = self._connect()
         except Exception as exc:
             raise BudgetStoreError(
-                f"cannot open budget store {target.display}: {first_line(exc, self.target)}"
+                f"cannot open budget store {target.display}: {failure_reason(exc, self.target)}"
             ) from exc
 
     def _connect(self) -> Any:
@@ -124,7 +124,7 @@ class PostgresBudgetLedger(SqlBudgetLedger, Closing):
                     with contextlib.suppress(Exception):
                         self._conn.close()
                     self._conn = None
-                why = first_line(exc, self.target)
+                why = failure_reason(exc, self.target)
                 raise BudgetStoreError(
                     f"budget store {self.target.display} could not {doing}: {why}"
                 ) from exc

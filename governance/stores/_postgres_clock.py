@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from governance.core._clock import Clock, SystemClock
-from governance.stores._postgres import PostgresUnavailable
+from governance.stores._postgres import PostgresUnavailable, first_line
 
 if TYPE_CHECKING:
     from governance.stores._postgres import PostgresTarget
@@ -45,6 +45,12 @@ SkewSetting = float | None | Literal["auto"]
 
 class ClockSkewError(PostgresUnavailable):
     """The gateway's clock and the server's differ by more than the tolerance."""
+
+
+def failure_reason(exc: BaseException, target: PostgresTarget) -> str:
+    """Why a call failed: a skew message as written (it names the server by its display,
+    which never holds the password), anything else scrubbed of the password and the DSN."""
+    return str(exc) if isinstance(exc, ClockSkewError) else first_line(exc, target)
 
 
 def tolerance(clock: Clock, setting: SkewSetting) -> float | None:

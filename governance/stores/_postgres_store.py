@@ -31,7 +31,7 @@ from governance.stores._postgres import (
     first_line,
     psycopg,
 )
-from governance.stores._postgres_clock import ClockWatch, SkewSetting
+from governance.stores._postgres_clock import ClockWatch, SkewSetting, failure_reason
 from governance.stores._postgres_fork import abandon, follow_forks
 from governance.stores._postgres_schema import (
     MIGRATIONS,
@@ -152,7 +152,7 @@ class PostgresStore(Closing):
                 raise self._error(str(exc)) from exc
             except (self._driver_error, PostgresUnavailable, OSError) as exc:
                 self._drop_if_broken()
-                why = first_line(exc, self.target)
+                why = failure_reason(exc, self.target)
                 raise self._error(f"{self._described} could not {doing}: {why}") from exc
             except BaseException:
                 self._drop_if_broken()

@@ -83,8 +83,9 @@ def test_a_clock_stepped_back_an_hour_after_open_fails_the_next_call_closed_unti
         call()  # the clocks agree
         clock.advance(-HOUR)
         for _ in range(2):  # refused, and refused again: a failed comparison stays due
-            with pytest.raises(error, match=r"differ by 3600\.\d s.*sync the clocks"):
+            with pytest.raises(error, match=r"differ by 3600\.\d s.*sync the clocks") as caught:
                 call()
+            assert str(caught.value).count(f"{target.display}'s (") == 1  # the server, named
         clock.advance(HOUR)
         call()  # the clocks agree again
     finally:
