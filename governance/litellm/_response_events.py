@@ -3,9 +3,11 @@ the client will read it. A client builds each item from its per-item events
 (`response.output_item.added/done`, `response.function_call_arguments.delta/done`, ...), not
 from the final response alone, so every event of a kept call must say exactly what was judged:
 the same type, name and call id, arguments that are empty (an item just added) or the judged
-ones, and deltas that add up to them. Events of a withheld item are dropped. Two items with
-one id, an event for an item the final output does not have, or one output index given to two
-items fail closed (UnrecognisedToolCall): the client could run something never judged.
+ones, and deltas that add up to them. Events of a withheld item are dropped; the others get
+the output index their item has for the client (which finds items by it). Two items with one
+id, an event for an item the final output does not have or not yet added, or one output index
+given to two items fail closed (UnrecognisedToolCall): the client could run something never
+judged.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 from governance.litellm._response_calls import UnrecognisedToolCall
 from governance.litellm._response_sites import JUDGED_ITEMS, PROVIDER_RUN, withhold_in_output
-from governance.litellm._tool_like import first_tool_like, get
+from governance.litellm._tool_like import first_tool_like, get, put
 
 if TYPE_CHECKING:
     from governance.litellm._response_sites import Judged
 
 _FINAL: Final = ("response.completed", "response.incomplete")
 _PAYLOAD: Final = {"function_call": "arguments", "custom_tool_call": "input"}
+
+
+def event_type(event: Any) -> str:
+    kind = get(event, "type")
+    return str(kind.value if isinstance(kind, Enum) else kind)  # LiteLLM's are enums
 
 
 def _id(item: Any) -> str:
@@ -67,9 +74,11 @@ class _Kept:
             raise UnrecognisedToolCall(f"{where}: deltas adding up to another call")
 
 
-def release_events(judged: Judged, held: list[Any]) -> list[Any]:
+def release_events(judged: Judged, held: list[Any], items_out: list[str]) -> list[Any]:
     """The held events without the withheld calls; raises UnrecognisedToolCall on any event
-    that does not match the call judged."""
+    that does not match the call judged. `items_out`: the ids of the items already added for
+    the client, in order (a client finds an item by its output index: each event going out
+    gets the index its item has on the client's side, withheld items taken out)."""
     final = next((get(e, "response") for e in reversed(held) if get(e, "type") in _FINAL), None)
     if final is not None and isinstance(get(final, "output"), list):
         holder: Any = final
@@ -89,8 +98,7 @@ def release_events(judged: Judged, held: list[Any]) -> list[Any]:
     owner: dict[int, str] = {}
     left: list[Any] = []
     for event in held:
-        kind = get(event, "type")
-        kind = str(kind.value if isinstance(kind, Enum) else kind)  # LiteLLM's are enums
+        kind = event_type(event)
         item = get(event, "item")
         item_id = str(get(event, "item_id") or _id(item))
         where = f"a stream event ({kind})"
@@ -117,6 +125,22 @@ def release_events(judged: Judged, held: list[Any]) -> list[Any]:
         if found is not None:
             raise UnrecognisedToolCall(found)
         left.append(event)
+    _renumber(left, items_out)
     for item_id, call in calls.items():
         call.check_end(f"the events of {item_id!r}")
     return left
+
+
+def _renumber(events: list[Any], items_out: list[str]) -> None:
+    place = {item_id: n for n, item_id in enumerate(items_out)}
+    for event in events:
+        index = get(event, "output_index")
+        item_id = str(get(event, "item_id") or _id(get(event, "item")))
+        if index is None or not item_id:
+            continue
+        if event_type(event) == "response.output_item.added" and item_id not in place:
+            place[item_id] = len(place)
+        if item_id not in place:
+            raise UnrecognisedToolCall(f"an event for {item_id!r} before the item was added")
+        if index != place[item_id]:
+            put(event, "output_index", place[item_id])

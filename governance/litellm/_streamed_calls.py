@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from governance.core._contracts import Principal
 from governance.litellm._response_calls import UnrecognisedToolCall, verdicts
-from governance.litellm._response_events import release_events
+from governance.litellm._response_events import event_type, release_events
 from governance.litellm._response_sites import Judged
 from governance.litellm._sse import AnthropicEvents
 from governance.litellm._tool_like import first_tool_like, get, is_call_type, put
@@ -32,6 +32,7 @@ class StreamedCalls:
         self.held: list[Any] = []
         self._chat: dict[tuple[int, int], list[str]] = {}  # name, arguments, id
         self._sse = AnthropicEvents()
+        self._items_out: list[str] = []  # Responses items already added for the client
 
     def feed(self, chunk: Any) -> list[Any]:
         """What may go out now of `chunk` (the rest is held here until `release`)."""
@@ -104,12 +105,15 @@ class StreamedCalls:
 
     def _hold_event(self, event: Any) -> bool:
         item = get(event, "item")
+        kind = event_type(event)
         starts = (
             is_call_type(get(item, "type"))
-            or "function_call" in str(get(event, "type"))
-            or str(get(event, "type")) in ("response.completed", "response.incomplete")
+            or "function_call" in kind
+            or kind in ("response.completed", "response.incomplete")
         )
         if not (starts or self.held or first_tool_like(event) is not None):
+            if kind == "response.output_item.added":  # the client's items, in its order
+                self._items_out.append(str(get(item, "id") or ""))
             return False
         self.held.append(event)
         return True
@@ -172,4 +176,4 @@ class StreamedCalls:
                 raise UnrecognisedToolCall(found)
 
     def _release_events(self, judged: Judged) -> None:
-        self.held = release_events(judged, self.held)
+        self.held = release_events(judged, self.held, self._items_out)

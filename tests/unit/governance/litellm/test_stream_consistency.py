@@ -366,3 +366,26 @@ def test_responses_events_typed_by_enum_are_checked_the_same(notes_only: ToolCal
     assert _release(notes_only, events) == events
     with pytest.raises(UnrecognisedToolCall):  # added whole, then the deltas again
         _release(notes_only, _objects(SAFE))
+
+
+def test_responses_events_after_a_withheld_item_point_at_the_item_the_client_has(
+    notes_only: ToolCallGovernor,
+) -> None:
+    secret, first, second = (
+        _call("fc_1", SECRET, "c1"),
+        _call("fc_2", SAFE, "c2"),
+        _call("fc_3", '{"path": "notes/b.txt"}', "c3"),
+    )
+    events = [*_item_events(secret, 0), *_item_events(first, 1), *_item_events(second, 2)]
+    out = _release(notes_only, [*events, _final(secret, first, second)])
+    placed = {(e.get("item_id") or e["item"]["id"], e["output_index"]) for e in out[:-1]}
+    assert placed == {("fc_2", 0), ("fc_3", 1)}  # as a client numbers them: no gap, no mix-up
+
+
+def test_a_responses_event_for_an_item_never_added_fails_closed(
+    notes_only: ToolCallGovernor,
+) -> None:
+    safe = _call("fc_1", SAFE)
+    events = [*_item_events(safe, 0)[1:], _final(safe)]  # deltas and done, no `added`
+    with pytest.raises(UnrecognisedToolCall):
+        _release(notes_only, events)
