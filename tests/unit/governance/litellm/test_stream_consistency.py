@@ -389,3 +389,19 @@ def test_a_responses_event_for_an_item_never_added_fails_closed(
     events = [*_item_events(safe, 0)[1:], _final(safe)]  # deltas and done, no `added`
     with pytest.raises(UnrecognisedToolCall):
         _release(notes_only, events)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"path": "secrets/keys.txt", "path": "notes/a.txt"}',
+        '{"path": "notes/a.txt", "opts": {"mode": "r", "mode": "w"}}',
+    ],
+)
+def test_call_arguments_with_a_key_given_twice_are_withheld(
+    notes_only: ToolCallGovernor, arguments: str
+) -> None:
+    chunks = [_chunk(_piece(0, arguments, "call_1", "read")), _chunk(finish="tool_calls")]
+    out = json.dumps(_release(notes_only, chunks))
+    assert "secrets/keys.txt" not in out and '"mode"' not in out
+    assert "the call to read was withheld (block: invalid_arguments)" in out
