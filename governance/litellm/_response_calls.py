@@ -71,7 +71,7 @@ def judge(
     if not _FUNCTION.fullmatch(function):
         return "invalid_tool_name"
     try:
-        parsed = json.loads(arguments or "{}")
+        parsed = json.loads(arguments or "{}", object_pairs_hook=_once_each)
     except ValueError:
         return "invalid_arguments"
     if not isinstance(parsed, dict):
@@ -79,6 +79,15 @@ def judge(
     name = _tool_name(governor, function)
     call = ToolCall("response", name, parsed, run_id, principal)
     return governor.response_firewall.decide(call)
+
+
+def _once_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object; a key given twice is refused: one client keeps the first value, another
+    the last, so what is judged might not be what runs."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key given twice")
+    return dict(pairs)
 
 
 def verdicts(

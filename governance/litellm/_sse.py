@@ -3,7 +3,10 @@ possibly cut anywhere). They are split into whole events here: text goes on as i
 the first block that is not text or thinking (a `tool_use` or any other call-like block) to
 the end, events are held, then released without the withheld blocks (the blocks after them
 renumbered, the notes added as a text block, `stop_reason: tool_use` turned into `end_turn`
-when no call is left). A frame that cannot be read while holding fails closed."""
+when no call is left). A frame that cannot be read while holding fails closed, and so does
+a stream whose blocks a client could assemble into another call than the one judged: an index
+started twice, a delta or stop for a block not open, a tool_use input given both in its start
+and in pieces (a start's input with no pieces is what is judged)."""
 
 from __future__ import annotations
 
@@ -61,6 +64,7 @@ class AnthropicEvents:
         self.held: list[_Event] = []
         self._holding = False
         self._sent_blocks = 0  # blocks already out: the held ones are numbered after them
+        self._sent_indexes: set[int] = set()  # their indexes: none may be started again
         self.ready: list[bytes] = []
 
     def hold(self, chunk: bytes | bytearray | str) -> bool:
@@ -81,7 +85,11 @@ class AnthropicEvents:
             if self._holding:
                 self.held.append(event)
             else:
-                self._sent_blocks += event.name == "content_block_start"
+                if event.name == "content_block_start":
+                    self._sent_blocks += 1
+                    index = event.field("index")
+                    if isinstance(index, int):
+                        self._sent_indexes.add(index)
                 self.ready.append(event.raw)
         return True
 
@@ -97,19 +105,9 @@ class AnthropicEvents:
         if self._buffer.strip():
             self.held.append(_Event(self._buffer))
             self._buffer = b""
-        blocks: dict[int, dict[str, Any]] = {}
-        inputs: dict[int, str] = {}
-        for event in self.held:
-            index = event.field("index")
-            if event.name == "content_block_start" and isinstance(index, int):
-                blocks[index] = dict(event.field("content_block") or {})
-            delta = event.field("delta")
-            if isinstance(index, int) and isinstance(delta, dict):
-                inputs[index] = inputs.get(index, "") + str(delta.get("partial_json") or "")
+        blocks, inputs = _blocks(self.held, self._sent_indexes)
         uses = [i for i in sorted(blocks) if blocks[i].get("type") == "tool_use"]
-        notes = judged.keep(
-            [(str(blocks[i].get("name") or ""), inputs.get(i) or "{}") for i in uses]
-        )
+        notes = judged.keep([(str(blocks[i].get("name") or ""), inputs[i]) for i in uses])
         withheld = {i for i, note in zip(uses, notes, strict=True) if note}
         said = [note for note in notes if note]
         for i in sorted(blocks):
@@ -155,6 +153,53 @@ class AnthropicEvents:
         if note_index >= 0:
             out.extend(_note_block(note_index, "\n".join(said)))
         return out
+
+
+def _blocks(held: list[_Event], sent: set[int]) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
+    """The held blocks by index and each tool_use's input as its client assembles it. Every
+    start, delta and stop is checked against the blocks open: a reused index, a piece for a
+    block not open, or an input given both whole and in pieces would let the client run
+    another call than the one judged, so it fails closed."""
+    blocks: dict[int, dict[str, Any]] = {}
+    pieces: dict[int, list[str]] = {}
+    open_: set[int] = set()
+    for event in held:
+        index = event.field("index")
+        if event.name == "content_block_start":
+            block = event.field("content_block")
+            if not isinstance(index, int) or not isinstance(block, dict):
+                raise UnrecognisedToolCall("a content_block_start without index or block")
+            if index in sent or index in blocks:
+                raise UnrecognisedToolCall(f"a second content block at index {index}")
+            blocks[index] = dict(block)
+            pieces[index] = []
+            open_.add(index)
+        elif event.name in ("content_block_delta", "content_block_stop"):
+            if isinstance(index, int) and index in sent:
+                continue  # a text block already out, started before anything was held
+            if not isinstance(index, int) or index not in open_:
+                raise UnrecognisedToolCall(f"a {event.name or 'piece'} for block {index}, not open")
+            if event.name == "content_block_stop":
+                open_.discard(index)
+                continue
+            delta = event.field("delta")  # a content_block_delta
+            if blocks[index].get("type") == "tool_use":
+                if not isinstance(delta, dict) or delta.get("type") != "input_json_delta":
+                    raise UnrecognisedToolCall(f"a tool_use delta of another kind at {index}")
+                part = delta.get("partial_json")
+                if not isinstance(part, str):
+                    raise UnrecognisedToolCall(f"a tool_use delta without partial_json at {index}")
+                pieces[index].append(part)
+    inputs: dict[int, str] = {}
+    for index, block in blocks.items():
+        if block.get("type") != "tool_use":
+            continue
+        given = block.get("input")
+        streamed = "".join(pieces[index])
+        if given not in (None, {}) and (streamed or not isinstance(given, dict)):
+            raise UnrecognisedToolCall(f"a tool_use input given whole and in pieces at {index}")
+        inputs[index] = streamed or json.dumps(given or {})
+    return blocks, inputs
 
 
 def _note_block(index: int, text: str) -> list[bytes]:

@@ -3,7 +3,9 @@ streaming iterator hook: chat completion chunks, Responses API events (objects),
 server-sent-event frames of `/v1/messages` (bytes). From the first piece that starts a tool
 call to the end of the stream, everything is held; then it goes out without the calls policy
 does not allow (`release`). A piece in no known shape that carries anything call-like raises
-UnrecognisedToolCall (the stream stops there: fail closed).
+UnrecognisedToolCall (the stream stops there: fail closed), and so does a stream whose
+pieces a client could assemble into another call than the one judged (chat: `_add`; Responses
+API: `_response_events`; `/v1/messages`: `_sse`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from governance.core._contracts import Principal
 from governance.litellm._response_calls import UnrecognisedToolCall, verdicts
-from governance.litellm._response_sites import (
-    JUDGED_ITEMS,
-    Judged,
-    call_of,
-    withhold_in_output,
-)
+from governance.litellm._response_events import event_type, release_events
+from governance.litellm._response_sites import Judged
 from governance.litellm._sse import AnthropicEvents
 from governance.litellm._tool_like import first_tool_like, get, is_call_type, put
 
@@ -32,8 +30,9 @@ class StreamedCalls:
 
     def __init__(self) -> None:
         self.held: list[Any] = []
-        self._chat: dict[tuple[int, int], list[str]] = {}
+        self._chat: dict[tuple[int, int], list[str]] = {}  # name, arguments, id
         self._sse = AnthropicEvents()
+        self._items_out: list[str] = []  # Responses items already added for the client
 
     def feed(self, chunk: Any) -> list[Any]:
         """What may go out now of `chunk` (the rest is held here until `release`)."""
@@ -73,27 +72,48 @@ class StreamedCalls:
             delta = get(c, "delta")
             index = int(get(c, "index") or 0)
             for call in get(delta, "tool_calls") or []:
-                self._add((index, int(get(call, "index") or 0)), call_of(get(call, "function")))
+                number = get(call, "index")
+                if not isinstance(number, int) or isinstance(number, bool):
+                    raise UnrecognisedToolCall(f"a streamed tool call with index {number!r}")
+                self._add((index, number), get(call, "id"), get(call, "function"))
             legacy = get(delta, "function_call")
             if legacy:
-                self._add((index, _LEGACY), call_of(legacy))
+                self._add((index, _LEGACY), None, legacy)
         return True
 
-    def _add(self, key: tuple[int, int], part: tuple[str, str]) -> None:
-        parts = self._chat.setdefault(key, ["", ""])
-        parts[0] += part[0]
-        parts[1] += part[1]
+    def _add(self, key: tuple[int, int], call_id: Any, function: Any) -> None:
+        """One piece of a streamed call. Clients assemble the pieces differently (the OpenAI
+        SDK joins every string, others keep the first id and name): only arguments may come
+        in pieces, and an id, once given, must not change, so every client runs what was
+        judged; anything else fails closed."""
+        name, arguments = get(function, "name"), get(function, "arguments")
+        where = f"streamed tool call {key[1]} of choice {key[0]}"
+        if not all(isinstance(v, str) or v is None for v in (call_id, name, arguments)):
+            raise UnrecognisedToolCall(f"{where}: an id, name or arguments that is not text")
+        parts = self._chat.get(key)
+        if parts is None:
+            self._chat[key] = [name or "", arguments or "", call_id or ""]
+            return
+        if name:
+            raise UnrecognisedToolCall(f"{where}: a name given again ({name!r})")
+        if call_id and parts[2] and call_id != parts[2]:
+            raise UnrecognisedToolCall(f"{where}: another id ({call_id!r}) at the same index")
+        parts[2] = parts[2] or call_id or ""
+        parts[1] += arguments or ""
 
     # -- Responses API events ---------------------------------------------------------------
 
     def _hold_event(self, event: Any) -> bool:
         item = get(event, "item")
+        kind = event_type(event)
         starts = (
             is_call_type(get(item, "type"))
-            or "function_call" in str(get(event, "type"))
-            or str(get(event, "type")) in ("response.completed", "response.incomplete")
+            or "function_call" in kind
+            or kind in ("response.completed", "response.incomplete")
         )
         if not (starts or self.held or first_tool_like(event) is not None):
+            if kind == "response.output_item.added":  # the client's items, in its order
+                self._items_out.append(str(get(item, "id") or ""))
             return False
         self.held.append(event)
         return True
@@ -156,39 +176,4 @@ class StreamedCalls:
                 raise UnrecognisedToolCall(found)
 
     def _release_events(self, judged: Judged) -> None:
-        final = next(
-            (
-                get(e, "response")
-                for e in reversed(self.held)
-                if get(e, "type") in ("response.completed", "response.incomplete")
-            ),
-            None,
-        )
-        if final is not None and isinstance(get(final, "output"), list):
-            holder: Any = final
-        else:  # no final response (the stream broke off): judge the finished items
-            done = [
-                get(e, "item") for e in self.held if get(e, "type") == "response.output_item.done"
-            ]
-            holder = {"output": [item for item in done if item is not None]}
-        before = {str(get(item, "id")) for item in get(holder, "output")}
-        withhold_in_output(judged, holder)
-        kept = {str(get(item, "id")) for item in get(holder, "output")}
-        withheld = before - kept
-        kept_items = {
-            str(get(item, "id"))
-            for item in get(holder, "output")
-            if get(item, "type") in JUDGED_ITEMS
-        }
-        left: list[Any] = []
-        for event in self.held:
-            item_id = str(get(event, "item_id") or get(get(event, "item"), "id") or "")
-            if item_id and item_id in withheld:
-                continue
-            if item_id not in kept_items and event is not None:
-                vetted = frozenset({id(final)}) if final is not None else frozenset()
-                found = first_tool_like(event, vetted)
-                if found is not None:
-                    raise UnrecognisedToolCall(found)
-            left.append(event)
-        self.held = left
+        self.held = release_events(judged, self.held, self._items_out)

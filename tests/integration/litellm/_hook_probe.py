@@ -178,7 +178,7 @@ def responses(state: Path) -> dict[str, Any]:
 
     async def stream() -> list[Any]:
         async def chunks() -> Any:
-            for name, arguments in (("delete_", ""), ("everything", "{}")):
+            for name, arguments in (("delete_everything", ""), ("", "{}")):
                 yield ModelResponseStream(
                     choices=[
                         {

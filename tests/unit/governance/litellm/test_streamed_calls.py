@@ -35,7 +35,7 @@ def _legacy(name: str | None, arguments: str, finish: str | None = None) -> Any:
 
 def test_a_streamed_legacy_function_call_is_withheld(lookup_only: ToolCallGovernor) -> None:
     streamed = StreamedCalls()
-    chunks = [_legacy("delete_", ""), _legacy("everything", "{}")]
+    chunks = [_legacy("delete_everything", ""), _legacy(None, "{}")]
     end = SimpleNamespace(
         choices=[
             SimpleNamespace(
