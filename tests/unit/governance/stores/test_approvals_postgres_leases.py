@@ -11,30 +11,12 @@ from typing import Any
 import pytest
 
 import governance.stores._approvals_postgres as on_server
-from governance.core._contracts import Principal
 from governance.core._process_token import current_process_token
 from governance.stores._approvals_postgres import PostgresApprovalStore
 from governance.stores._postgres import PostgresTarget
+from tests.held_deletes import hold_delete
 
-ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 DEAD = "999999:1"  # no such process on any machine the tests run on
-
-
-def _hold(store: PostgresApprovalStore, call_id: str, waiter: str) -> str:
-    return store.create(
-        run_id="run-1",
-        call_id=call_id,
-        tool="fs.delete",
-        arguments={"path": "notes/a.txt"},
-        arguments_digest="sha256:" + "a" * 64,
-        principal=ALICE,
-        policy_digest="sha256:" + "p" * 64,
-        rule_ids=("approve-deletes",),
-        reason="rule:approve-deletes",
-        risk="high",
-        waiter=waiter,
-        awaiting="approval.required",
-    ).id
 
 
 @pytest.fixture
@@ -73,7 +55,10 @@ def test_replicas_on_one_host_and_kernel_never_expire_each_others_live_waiters(
 ) -> None:
     a, b = open_on(), open_on()
     # A pid that looks dead from here (another PID namespace) and one that looks alive.
-    held = [_hold(a, "c1", DEAD), _hold(a, "c2", current_process_token())]
+    held = [
+        hold_delete(a, "c1", DEAD, awaiting="approval.required"),
+        hold_delete(a, "c2", current_process_token(), awaiting="approval.required"),
+    ]
     for rid in held:
         a.recorded(rid, "approval.required")
     assert b.reconcile(is_alive=lambda token: False) == []
@@ -83,7 +68,7 @@ def test_replicas_on_one_host_and_kernel_never_expire_each_others_live_waiters(
 
 def test_a_replica_whose_lease_lapsed_has_its_waiters_expired_by_another(open_on: Any) -> None:
     a, b = open_on(), open_on()
-    rid = _hold(a, "c1", current_process_token())
+    rid = hold_delete(a, "c1", current_process_token(), awaiting="approval.required")
     a.recorded(rid, "approval.required")
     _lapse(a)
     assert b.reconcile(is_alive=lambda token: True) == [rid]
@@ -92,7 +77,7 @@ def test_a_replica_whose_lease_lapsed_has_its_waiters_expired_by_another(open_on
 
 def test_a_closed_replicas_waiters_are_expired_by_the_next_start_up(open_on: Any) -> None:
     a = open_on()
-    rid = _hold(a, "c1", current_process_token())
+    rid = hold_delete(a, "c1", current_process_token(), awaiting="approval.required")
     a.recorded(rid, "approval.required")
     a.close()
     assert open_on().reconcile(is_alive=lambda token: True) == [rid]
@@ -100,8 +85,8 @@ def test_a_closed_replicas_waiters_are_expired_by_the_next_start_up(open_on: Any
 
 def test_start_up_judges_its_own_waiters_by_process_and_others_by_lease(open_on: Any) -> None:
     here, there = open_on(), open_on()
-    mine = _hold(here, "c1", DEAD)
-    theirs = _hold(there, "c2", DEAD)
+    mine = hold_delete(here, "c1", DEAD, awaiting="approval.required")
+    theirs = hold_delete(there, "c2", DEAD, awaiting="approval.required")
     here.recorded(mine, "approval.required")
     there.recorded(theirs, "approval.required")
     assert here.reconcile(is_alive=lambda token: False) == [mine]
@@ -113,8 +98,8 @@ def test_in_flight_lists_only_dead_writers_judged_by_lease(
 ) -> None:
     here, there = open_on(), open_on()
     monkeypatch.setattr(on_server, "current_process_token", lambda: DEAD)  # writers that died
-    _hold(here, "c1", DEAD)
-    _hold(there, "c2", DEAD)
+    hold_delete(here, "c1", DEAD, awaiting="approval.required")
+    hold_delete(there, "c2", DEAD, awaiting="approval.required")
     monkeypatch.undo()
     assert [r.call_id for r in here.in_flight(is_alive=lambda token: False)] == ["c1"]
     _lapse(there)
@@ -123,15 +108,15 @@ def test_in_flight_lists_only_dead_writers_judged_by_lease(
 
 def test_a_request_shows_its_waiters_token_without_the_instance(open_on: Any) -> None:
     store = open_on()
-    rid = _hold(store, "c1", "1234:5678")
+    rid = hold_delete(store, "c1", "1234:5678", awaiting="approval.required")
     assert store.get(rid).waiter == "1234:5678"
     with pytest.raises(ValueError, match="waiter"):
-        _hold(store, "c2", "")
+        hold_delete(store, "c2", "", awaiting="approval.required")
 
 
 def test_a_renewed_lease_makes_a_replica_alive_again(open_on: Any) -> None:
     a, b = open_on(), open_on()
-    rid = _hold(a, "c1", DEAD)
+    rid = hold_delete(a, "c1", DEAD, awaiting="approval.required")
     a.recorded(rid, "approval.required")
     _lapse(a)
     a._renew_lease()  # what its heartbeat does every RENEW_SECONDS

@@ -13,7 +13,6 @@ import pytest
 
 import governance.stores._postgres_clock as clocks
 from governance.core._clock import ManualClock, SystemClock
-from governance.core._contracts import Principal
 from governance.core._errors import AuditWriteError
 from governance.stores._approvals import ApprovalStoreError
 from governance.stores._approvals_postgres import PostgresApprovalStore
@@ -21,8 +20,8 @@ from governance.stores._audit_postgres import PostgresAuditLog
 from governance.stores._budgets_model import BudgetStoreError
 from governance.stores._budgets_postgres import PostgresBudgetLedger
 from governance.stores._postgres import PostgresTarget
+from tests.held_deletes import hold_delete
 
-ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 HOUR = 3600.0
 
 
@@ -31,24 +30,9 @@ def target(postgres_cluster: Any, migrated_template: str) -> PostgresTarget:
     return PostgresTarget(str(postgres_cluster.create_database(template=migrated_template)))
 
 
-def _create(store: PostgresApprovalStore, call_id: str) -> str:
-    return store.create(
-        run_id="run-1",
-        call_id=call_id,
-        tool="fs.delete",
-        arguments={"path": "notes/a.txt"},
-        arguments_digest="sha256:" + "a" * 64,
-        principal=ALICE,
-        policy_digest="sha256:" + "p" * 64,
-        rule_ids=("approve-deletes",),
-        reason="rule:approve-deletes",
-        risk="high",
-    ).id
-
-
 def _approvals(target: PostgresTarget, clock: ManualClock) -> tuple[Any, Callable[[], object]]:
     store = PostgresApprovalStore(target, clock=clock, max_clock_skew=60.0)
-    return store, lambda: _create(store, "c1")
+    return store, lambda: hold_delete(store, "c1")
 
 
 def _budgets(target: PostgresTarget, clock: ManualClock) -> tuple[Any, Callable[[], object]]:
@@ -98,7 +82,7 @@ def test_a_stepped_clock_writes_no_approval_request(target: PostgresTarget) -> N
     try:
         clock.advance(-HOUR)
         with pytest.raises(ApprovalStoreError):
-            _create(store, "c1")
+            hold_delete(store, "c1")
         clock.advance(HOUR)
         assert store.list() == []
     finally:

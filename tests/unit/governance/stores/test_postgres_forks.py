@@ -16,14 +16,13 @@ from typing import Any
 import pytest
 
 import governance.stores._approvals_postgres as on_server
-from governance.core._contracts import Principal
 from governance.core._process_token import current_process_token
 from governance.stores._approvals_postgres import PostgresApprovalStore
 from governance.stores._audit_postgres import PostgresAuditLog
 from governance.stores._budgets_postgres import PostgresBudgetLedger
 from governance.stores._postgres import PostgresTarget
+from tests.held_deletes import hold_delete
 
-ALICE = Principal(actor="alice", agent="ops-agent", team="platform")
 CHILD_DEADLINE_SECONDS = 30  # a child that hangs (a lock inherited held) is killed by alarm
 
 Opener = Callable[[PostgresTarget], Any]
@@ -81,23 +80,6 @@ def _backend(store: Any) -> int:
         return int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
 
 
-def _hold(store: PostgresApprovalStore, call_id: str) -> str:
-    return store.create(
-        run_id="run-1",
-        call_id=call_id,
-        tool="fs.delete",
-        arguments={"path": "notes/a.txt"},
-        arguments_digest="sha256:" + "a" * 64,
-        principal=ALICE,
-        policy_digest="sha256:" + "p" * 64,
-        rule_ids=("approve-deletes",),
-        reason="rule:approve-deletes",
-        risk="high",
-        waiter=current_process_token(),
-        awaiting="approval.required",
-    ).id
-
-
 def _lease_until(store: PostgresApprovalStore, instance: str) -> Any:
     with store._session("read a lease") as conn:
         row = conn.execute(
@@ -141,7 +123,7 @@ def test_a_forked_child_closing_the_approval_store_leaves_the_parents_lease_and_
 ) -> None:
     parent = opened(STORES["approvals"])
     other_gateway = opened(STORES["approvals"])
-    held = _hold(parent, "c1")
+    held = hold_delete(parent, "c1", current_process_token(), awaiting="approval.required")
     parent.recorded(held, "approval.required")
 
     def child() -> dict[str, Any]:
@@ -162,7 +144,7 @@ def test_a_forked_child_is_a_gateway_of_its_own_with_its_own_lease(
     parents_instance = parent._instance
 
     def child() -> dict[str, Any]:
-        held = _hold(parent, "c-child")
+        held = hold_delete(parent, "c-child", current_process_token(), awaiting="approval.required")
         return {"instance": parent._instance, "held": held}
 
     code, report = _in_child(child)
@@ -188,7 +170,9 @@ def test_a_daemonised_child_keeps_its_own_lease_renewed_after_its_parent_went_aw
         code = 1
         try:
             signal.alarm(CHILD_DEADLINE_SECONDS)
-            held = _hold(daemon_parent, "c-daemon")
+            held = hold_delete(
+                daemon_parent, "c-daemon", current_process_token(), awaiting="approval.required"
+            )
             mine = daemon_parent._instance
             first = _lease_until(daemon_parent, mine)
             while _lease_until(daemon_parent, mine) == first:  # its heartbeat renews it
