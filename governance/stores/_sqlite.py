@@ -15,6 +15,7 @@ import contextlib
 import datetime as dt
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Literal, get_args
@@ -55,12 +56,40 @@ def open_connection(
         path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
     )
     try:
-        conn.execute("PRAGMA journal_mode = WAL").fetchall()
+        _enter_wal(conn, busy_timeout)
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[check_durability(durability)]}")
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _enter_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """Switch the file to WAL, waiting out other openers for up to `busy_timeout` seconds.
+
+    SQLite answers the switch with SQLITE_BUSY at once, without calling the busy handler, while
+    another connection holds a RESERVED lock on a rollback-journal file (it would deadlock
+    otherwise). Processes that open one new file together hit exactly that, so the switch is
+    retried here with a short backoff until the same deadline any other statement gets.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def utc_text(moment: dt.datetime) -> str:

@@ -3,8 +3,6 @@ threads and from processes, on one SQLite file and on one PostgreSQL database.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import threading
 from collections import Counter
@@ -16,6 +14,7 @@ import pytest
 
 from governance.stores._audit import AuditLog
 from governance.stores._postgres import PostgresTarget
+from tests.child_processes import failures, run_python_children
 from tests.store_backends import postgres_class
 
 THREADS = 8
@@ -96,13 +95,8 @@ def test_processes_appending_to_one_file_write_only_gap_free_chains(tmp_path: Pa
                 log.append(("run-a", "run-b")[n % 2], "step", {"pid": sys.argv[2], "n": n})
         """
     )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(db), str(i)], stderr=subprocess.PIPE)
-        for i in range(3)
-    ]
-    for proc in procs:
-        _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err.decode()
+    finished = run_python_children(script, [[str(db), str(i)] for i in range(3)], timeout=60)
+    assert failures(finished) == []
     with AuditLog(db) as log:
         verdicts = log.verify_all()
     assert all(v.ok for v in verdicts) and sum(v.events for v in verdicts) == 300
@@ -130,13 +124,8 @@ def test_processes_appending_to_one_postgres_database_write_only_gap_free_chains
                     log.append(run, "step", {"pid": sys.argv[2], "n": n, "part": 0})
         """
     )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script, url, str(i)], stderr=subprocess.PIPE)
-        for i in range(PROCESSES)
-    ]
-    for proc in procs:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+    finished = run_python_children(script, [[url, str(i)] for i in range(PROCESSES)], timeout=120)
+    assert failures(finished) == []
     with postgres_class(AuditLog)(PostgresTarget(url), key=b"k") as log:
         verdicts = log.verify_all()
         assert [v.run_id for v in verdicts] == RUNS
