@@ -51,6 +51,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "check_command",
         "Validate every scenario against its schema and the registry/policy it runs with.",
     ),
+    "console": LazyCommand(
+        "harness.cli._console",
+        "console_command",
+        "Serve the Proctor console: agent, approvals, policies, budgets, audit, evaluations.",
+    ),
     "demo": LazyCommand(
         "harness.cli._demo",
         "demo",
