@@ -130,6 +130,8 @@ _CSP = (
     f"default-src 'none'; style-src {_csp_hash(_CSS)}; script-src {_csp_hash(_JS)}; "
     "img-src data:; base-uri 'none'; form-action 'none'"
 )
+REPORT_CSP = _CSP
+"""The report's CSP: only its own style and script, by hash (a server of the file sends it)."""
 
 
 def e(value: object) -> str:
