@@ -38,9 +38,14 @@ def routes(state: ConsoleState) -> list[Route]:
         )
 
     def run_page(request: Request) -> Response:
-        run = runs.load_run(reports_dir, request.path_params["name"])
-        status = 404 if run.report is None and run.written == "" else 200
-        return render(request, "evaluation.html", page=PAGE, run=run, status_code=status)
+        name = request.path_params["name"]
+        try:
+            runs.run_dir(reports_dir, name)
+        except runs.RunFileRefused as exc:
+            return render(
+                request, "evaluation_missing.html", page=PAGE, message=str(exc), status_code=404
+            )
+        return render(request, "evaluation.html", page=PAGE, run=runs.load_run(reports_dir, name))
 
     def run_file(request: Request) -> Response:
         try:

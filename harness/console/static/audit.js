@@ -3,8 +3,8 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
+  if (!window.Proctor) return;
   const notice = document.getElementById("audit-changed");
-  if (!notice || !window.Proctor) return;
-  const show = () => { notice.hidden = false; };
+  const show = () => { if (notice) notice.hidden = false; };
   window.Proctor.live({ audit: show, run: show });
 });
