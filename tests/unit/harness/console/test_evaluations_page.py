@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from harness.console import ConsoleConfig, ConsoleState, create_app
 from harness.console import _eval_runs as runs
 from harness.console._guard import CSP as CONSOLE_CSP
+from harness.console._login_page import HOME
 from harness.reports import write_reports
 from tests.unit.harness.console.conftest import ORIGIN, TOKEN, sign_in
 from tests.unit.harness.test_reports_sample import XSS, clean_result, sample_result
@@ -199,7 +200,7 @@ def test_only_known_files_directly_inside_a_run_dir_are_served(
     response = eval_client.get(url)
     assert SECRET not in response.text
     if response.status_code == 303:  # the client resolved `..` itself: the URL left the page
-        assert response.headers["location"] == "/agent"
+        assert response.headers["location"] == HOME
     else:
         assert response.status_code == 404
 
