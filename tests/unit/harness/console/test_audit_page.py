@@ -5,13 +5,14 @@ from __future__ import annotations
 import html
 import re
 import sqlite3
+from pathlib import Path
 
 from starlette.testclient import TestClient
 
 from governance import Principal, ToolCall
-from harness.console import ConsoleState
+from harness.console import ConsoleConfig, ConsoleState, create_app
 from harness.console import _audit_view as view
-from tests.unit.harness.console.conftest import sign_in
+from tests.unit.harness.console.conftest import ORIGIN, TOKEN, sign_in
 
 ANN = Principal("ann", "cleaner", "ops")
 SCRIPT = "<script>alert(1)</script>"
@@ -233,3 +234,16 @@ def test_outcome_of_names_decisions_and_endings() -> None:
     assert view.outcome_of(event("execution.completed")) == "executed"
     assert view.outcome_of(event("approval.rejected")) == "reviewer_rejected"
     assert view.outcome_of(event("tool.requested")) is None
+
+
+def test_the_pages_read_whatever_store_the_gateway_uses(tmp_path: Path) -> None:
+    config = ConsoleConfig(state_dir=tmp_path / "state", token=TOKEN, store="memory:")
+    with ConsoleState(config) as state:
+        assert "Memory" in type(state.gateway.audit).__name__
+        _two_runs(state)
+        with TestClient(create_app(state), base_url=ORIGIN, follow_redirects=False) as client:
+            sign_in(client)
+            assert sorted(_run_ids(client.get("/audit").text)) == ["run-read", "run-secret"]
+            assert "OK: 2 chain(s) verify." in client.get("/audit/verify").text
+            assert "c-block" in client.get("/audit/run?id=run-secret").text
+    assert not (tmp_path / "state" / "audit.sqlite").exists()
