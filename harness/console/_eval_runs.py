@@ -377,3 +377,38 @@ def _scenario(value: Any) -> ScenarioView:
         tool_calls=", ".join(f"{k} {v}" for k, v in sorted(calls.items())),
         tags=tuple(str(t) for t in tags),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCheck:
+    """`proctor score`'s check of a run's stored evidence: manifest, report.json and traces."""
+
+    ok: bool
+    lines: list[str]
+
+
+def check_traces(reports_dir: Path, name: str) -> TraceCheck:
+    """What `proctor score RUN` would say of the run's files before believing them (its own
+    reader and verifier); RunFileRefused for a name that is not a run directory."""
+    import click
+
+    from harness._run_verify import StoredRunInvalid, verify_run
+    from harness.cli._eval_common import report_key
+    from harness.cli._score import read_run
+
+    directory = run_dir(reports_dir, name)
+    try:
+        files = read_run(directory)
+        verdict = verify_run(
+            name,
+            report_bytes=files.report_bytes,
+            report=files.report,
+            manifest_text=files.manifest_text,
+            traces=files.traces,
+            key=report_key(),
+        )
+    except click.ClickException as exc:
+        return TraceCheck(False, [exc.format_message()])
+    except (StoredRunInvalid, ConfigError) as exc:
+        return TraceCheck(False, str(exc).splitlines())
+    return TraceCheck(True, [verdict.note])

@@ -45,7 +45,9 @@ def routes(state: ConsoleState) -> list[Route]:
             return render(
                 request, "evaluation_missing.html", page=PAGE, message=str(exc), status_code=404
             )
-        return render(request, "evaluation.html", page=PAGE, run=runs.load_run(reports_dir, name))
+        check = runs.check_traces(reports_dir, name) if "check" in request.query_params else None
+        run = runs.load_run(reports_dir, name)
+        return render(request, "evaluation.html", page=PAGE, run=run, check=check)
 
     def run_file(request: Request) -> Response:
         try:

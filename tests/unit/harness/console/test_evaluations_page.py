@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -301,3 +302,60 @@ def test_a_damaged_run_page_says_why_instead_of_failing(
     assert response.status_code == 200
     assert 'id="damaged"' in response.text
     assert "internal error" not in response.text
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two shipped scenarios run by `proctor run` itself: traces that verify."""
+    from click.testing import CliRunner
+
+    from harness.cli._app import cli
+    from tests.small_suite import REPO
+
+    out = tmp_path_factory.mktemp("real") / "run-real"
+    env = {name: None for name in os.environ if name.startswith("PROCTOR_")}
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run", "--scenarios", str(REPO / "scenarios"),
+            "--baseline", str(REPO / "baselines" / "baseline.json"),
+            "--limit", "2", "--report-dir", str(out),
+        ],
+        env=env,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_checking_a_sound_runs_traces_says_they_verify(
+    eval_client: TestClient, reports: Path, real_run: Path
+) -> None:
+    shutil.copytree(real_run, reports / "run-real")
+    assert 'id="check-traces"' in eval_client.get("/evaluations/run-real").text
+    page = eval_client.get("/evaluations/run-real?check=1").text
+    assert "Stored traces verify" in page and "do NOT verify" not in page
+
+
+def test_checking_a_run_whose_trace_was_edited_says_which_file(
+    eval_client: TestClient, reports: Path, real_run: Path
+) -> None:
+    shutil.copytree(real_run, reports / "run-real")
+    trace = sorted((reports / "run-real" / "traces").glob("*.json"))[0]
+    data = json.loads(trace.read_text(encoding="utf-8"))
+    data["final_answer"] = "<script>alert(1)</script>"
+    trace.write_text(json.dumps(data), encoding="utf-8")
+    response = eval_client.get("/evaluations/run-real?check=1")
+    assert response.status_code == 200
+    assert "Stored traces do NOT verify" in response.text
+    assert f"traces/{trace.name}" in response.text
+    assert XSS not in response.text
+
+
+def test_checking_a_damaged_run_says_why_instead_of_failing(
+    eval_client: TestClient, reports: Path
+) -> None:
+    _damage(reports)
+    for name in DAMAGED:
+        response = eval_client.get(f"/evaluations/{name}?check=1")
+        assert response.status_code == 200, name
+        assert "Stored traces do NOT verify" in response.text, name
