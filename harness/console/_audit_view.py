@@ -112,6 +112,7 @@ class RunEvents:
     rows: list[EventRow]
     verdict: ChainVerdict
     unreadable: str | None = None
+    tools: tuple[str, ...] = ()  # every tool the run called: the filter's choices
 
 
 def outcome_of(event: AuditEvent) -> str | None:
@@ -197,6 +198,7 @@ def run_events(log: AuditBackend, run_id: str, wanted: AuditFilter, offset: int)
         offset=offset,
         rows=[_row(e) for e in page],
         verdict=verdict,
+        tools=tuple(sorted({t for e in events if (t := _tool(e)) is not None})),
     )
 
 

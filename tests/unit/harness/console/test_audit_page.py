@@ -113,6 +113,9 @@ def test_a_run_page_lists_its_events_in_seq_order_with_tool_and_call(
     seqs = [int(s) for s in re.findall(r'<tr data-seq="(\d+)"', page)]
     assert seqs == [e.seq for e in events] == sorted(seqs)
     assert "policy.decided" in page and "c-block" in page and "fs.search" in page
+    choices = re.search(r'<datalist id="audit-tools">(.*?)</datalist>', page, re.S)
+    assert choices is not None
+    assert re.findall(r'<option value="([^"]*)">', choices.group(1)) == ["fs.read", "fs.search"]
     assert "chain verifies" in page
 
 
