@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import os
 import re
@@ -359,3 +360,18 @@ def test_checking_a_damaged_run_says_why_instead_of_failing(
         response = eval_client.get(f"/evaluations/{name}?check=1")
         assert response.status_code == 200, name
         assert "Stored traces do NOT verify" in response.text, name
+
+
+def test_a_run_dir_named_with_markup_is_listed_and_opened_as_text(
+    eval_client: TestClient, reports: Path
+) -> None:
+    name = '"><img src=x onerror=alert(1)>'
+    write_reports(sample_result(), reports / name)
+    listing = eval_client.get("/evaluations").text
+    assert "<img" not in listing
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in listing
+    link = re.search(r'<a href="(/evaluations/[^"]*)">&#34;&gt;&lt;img', listing)
+    assert link is not None and "%3Cimg" in link.group(1)
+    page = eval_client.get(html.unescape(link.group(1)))
+    assert page.status_code == 200 and 'data-scenario="read-notes"' in page.text
+    assert "<img" not in page.text
