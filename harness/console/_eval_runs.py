@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from governance import ConfigError
-from governance.config import decode_text, load_json, read_capped
+from governance.config import decode_text, load_json
 from harness._manifest import MANIFEST_NAME
 from harness._trace import DETERMINISTIC_NOTICE
 from harness.reports import REPORT_VERSION
@@ -130,6 +130,7 @@ class EvalListing:
     runs: list[EvalRun]
     total: int
     missing_dir: bool
+    error: str | None = None  # why the reports directory cannot be listed
 
 
 class _Damaged(ValueError):
@@ -142,6 +143,8 @@ def list_runs(reports_dir: Path) -> EvalListing:
         children = list(os.scandir(reports_dir))
     except FileNotFoundError:
         return EvalListing([], 0, missing_dir=True)
+    except OSError as exc:
+        return EvalListing([], 0, missing_dir=False, error=exc.strerror or str(exc))
     runs = []
     for child in children:
         if child.name.startswith(".") or not _looks_like_run(child):
@@ -186,25 +189,32 @@ def run_dir(reports_dir: Path, name: str) -> Path:
 
 
 def open_run_file(reports_dir: Path, name: str, filename: str) -> tuple[bytes, str]:
-    """(bytes, media type) of one of SERVED_FILES in run `name`; RunFileRefused otherwise.
-
-    Opened with O_NOFOLLOW: a file swapped for a link after the checks is still refused."""
+    """(bytes, media type) of one of SERVED_FILES in run `name`; RunFileRefused otherwise."""
     media = SERVED_FILES.get(filename)
     if media is None:
         raise RunFileRefused(f"{filename!r} is not a file the console serves")
     directory = run_dir(reports_dir, name)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(directory / filename, flags)
+        data = _read_regular(directory / filename)
     except OSError:
         raise RunFileRefused(f"run {name!r} has no {filename} (or it is a link)") from None
+    except ValueError as exc:
+        raise RunFileRefused(f"{filename} in run {name!r} {exc}") from None
+    return data, media
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes, opened with O_NOFOLLOW (a link, even one swapped in after any
+    check, is an OSError) and capped (ValueError past MAX_SERVED_BYTES or not a file)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise RunFileRefused(f"{filename} in run {name!r} is not a regular file")
+            raise ValueError("is not a regular file")
         data = handle.read(MAX_SERVED_BYTES + 1)
     if len(data) > MAX_SERVED_BYTES:
-        raise RunFileRefused(f"{filename} in run {name!r} is too large to serve")
-    return data, media
+        raise ValueError("is too large to serve")
+    return data
 
 
 def load_run(reports_dir: Path, name: str) -> EvalRun:
@@ -217,13 +227,15 @@ def load_run(reports_dir: Path, name: str) -> EvalRun:
     report_path = directory / REPORT_JSON
     report: EvalReport | None = None
     try:
-        raw = read_capped(report_path, ConfigError, subject="report")
+        raw = _read_regular(report_path)
         text = decode_text(raw, str(report_path), ConfigError, subject="report", yaml_breaks=False)
         report = _checked(load_json(text, str(report_path), ConfigError, subject="report").data)
     except FileNotFoundError:
         problems.append(f"{REPORT_JSON} is missing: the run was interrupted or is being written")
-    except OSError as exc:
-        problems.append(f"{REPORT_JSON} cannot be read ({exc.strerror or exc})")
+    except OSError as exc:  # ELOOP: a symbolic link, never followed
+        problems.append(f"{REPORT_JSON} cannot be read ({exc.strerror or exc}; links are not read)")
+    except ValueError as exc:
+        problems.append(f"{REPORT_JSON} {exc}")
     except ConfigError as exc:
         problems.append(f"{REPORT_JSON} is not a report: {exc.message}")
     except _Damaged as exc:
@@ -397,6 +409,9 @@ def check_traces(reports_dir: Path, name: str) -> TraceCheck:
     from harness.cli._score import read_run
 
     directory = run_dir(reports_dir, name)
+    linked = [f for f in (REPORT_JSON, MANIFEST_NAME) if (directory / f).is_symlink()]
+    if linked:
+        return TraceCheck(False, [f"{f} is a symbolic link: not read" for f in linked])
     try:
         files = read_run(directory)
         verdict = verify_run(

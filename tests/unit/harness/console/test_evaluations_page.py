@@ -375,3 +375,34 @@ def test_a_run_dir_named_with_markup_is_listed_and_opened_as_text(
     page = eval_client.get(html.unescape(link.group(1)))
     assert page.status_code == 200 and 'data-scenario="read-notes"' in page.text
     assert "<img" not in page.text
+
+
+def test_a_report_json_that_is_a_link_out_is_never_read(
+    eval_client: TestClient, reports: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    write_reports(sample_result(), outside)
+    report = json.loads((outside / "report.json").read_text())
+    report["run_id"] = SECRET
+    (outside / "report.json").write_text(json.dumps(report))
+    write_reports(sample_result(), reports / "linked-report")
+    (reports / "linked-report" / "report.json").unlink()
+    os.symlink(outside / "report.json", reports / "linked-report" / "report.json")
+    for url in (
+        "/evaluations",
+        "/evaluations/linked-report",
+        "/evaluations/linked-report?check=1",
+        "/evaluations/linked-report/report.json",
+    ):
+        response = eval_client.get(url)
+        assert SECRET not in response.text, url
+    assert "damaged" in _row(eval_client.get("/evaluations").text, "linked-report")
+
+
+def test_an_unreadable_reports_dir_is_said_not_failed(
+    eval_client: TestClient, reports: Path
+) -> None:
+    reports.write_text("a file, not a directory")
+    response = eval_client.get("/evaluations")
+    assert response.status_code == 200
+    assert "cannot be listed" in response.text
