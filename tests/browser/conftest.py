@@ -7,7 +7,8 @@
 - `console`: `proctor console --port 0` on a temporary state dir and a writable copy of the
   shipped policy, stopped (and checked to exit) at the end; `console_args` adds options, and
   `start_console(...)` starts more (for instance a second console on the same state dir).
-- `login(page, console, operator)`, `screenshot(page, name)` -> reports/screenshots/<name>.png.
+- `login(page, console, operator)`, `screenshot(page, name)` -> reports/screenshots/<name>.png;
+  a test that fails leaves each page it had open in reports/screenshots/failures/.
 
 The command that starts a console comes from one function, `proctor_console_command` in
 _console_command.py, through the `console_command` fixture (the fixture self-test swaps in a
@@ -16,13 +17,15 @@ fake server there).
 
 from __future__ import annotations
 
+import re
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser._chromium import find_chromium
 from tests.browser._console_command import (
@@ -38,6 +41,18 @@ from tests.browser._pages import login as _login
 VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
 # Actions and waits give up after this (ms): this machine is shared, but a hang must still end.
 ACTION_TIMEOUT_MS = 20_000
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Remember a failed test body, so its pages are photographed before they close."""
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_CALL_FAILED] = True
+    return report
 
 
 @pytest.fixture(scope="session")
@@ -66,9 +81,12 @@ def browser(chromium_path: Path) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def new_context(browser: Browser) -> Iterator[Callable[[], BrowserContext]]:
+def new_context(
+    browser: Browser, request: pytest.FixtureRequest, screenshot_dir: Path
+) -> Iterator[Callable[[], BrowserContext]]:
     """`new_context()` opens a context with its own cookies and storage: one more operator.
-    Every context opened is closed at the end of the test."""
+    Every context opened is closed at the end of the test; when the test failed, each of its
+    open pages is first saved as screenshots/failures/<test>-<context>-<page>.png."""
     opened: list[BrowserContext] = []
 
     def open_context() -> BrowserContext:
@@ -78,8 +96,20 @@ def new_context(browser: Browser) -> Iterator[Callable[[], BrowserContext]]:
         return context
 
     yield open_context
+    if request.node.stash.get(_CALL_FAILED, False):
+        _photograph_pages(opened, request.node.name, screenshot_dir / "failures")
     for context in opened:
         context.close()
+
+
+def _photograph_pages(contexts: list[BrowserContext], test_name: str, folder: Path) -> None:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name).strip("._") or "test"
+    for c, context in enumerate(contexts, start=1):
+        for p, page in enumerate(context.pages, start=1):
+            try:
+                save_screenshot(page, f"{stem}-{c}-{p}", folder)
+            except PlaywrightError:
+                pass  # a crashed page has no picture; the test's own failure says what happened
 
 
 @pytest.fixture
