@@ -1,0 +1,1 @@
+"""`proctor console`: the live web page over one governed gateway."""
