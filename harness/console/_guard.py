@@ -44,7 +44,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 )
-OPEN_PATHS = ("/login", "/static/")
+OPEN_PATHS = ("/login", "/static/", "/favicon.ico")
 SAFE_METHODS = ("GET", "HEAD")
 MAX_FORM_BYTES = 1 << 20
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
