@@ -246,3 +246,27 @@ def test_the_json_of_another_run_id_is_a_404_not_someone_elses_turn(
     assert client.get(f"/agent/{run_id}.json").status_code == 200
     other = client.get(f"/agent/{run_id}x.json")
     assert other.status_code == 404 and "mail the CFO" not in other.text
+
+
+def test_the_pages_own_form_post_starts_a_turn_though_the_browser_sends_origin_null(
+    client: TestClient, console_state: ConsoleState
+) -> None:
+    # Under `Referrer-Policy: no-referrer` a browser's same-origin form POST carries
+    # `Origin: null`; Sec-Fetch-Site says where it really came from.
+    csrf = sign_in(client, "ann")
+    response = client.post("/agent", data={"csrf": csrf, "request": "mail the CFO"},
+                           headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"})  # fmt: skip
+    assert response.status_code == 303
+    run_id = response.headers["location"].removeprefix("/agent/")
+    wait_until(console_state, run_id, {"waiting_approval"})
+
+
+def test_a_cross_site_form_post_starts_nothing_whatever_its_origin_says(
+    client: TestClient, console_state: ConsoleState
+) -> None:
+    csrf = sign_in(client, "ann")
+    for origin in ("null", ORIGIN):
+        response = client.post("/agent", data={"csrf": csrf, "request": "mail the CFO"},
+                               headers={"Origin": origin, "Sec-Fetch-Site": "cross-site"})  # fmt: skip
+        assert response.status_code == 403
+    assert console_state.sessions.runs() == []
