@@ -266,7 +266,8 @@ def test_a_cross_site_form_post_starts_nothing_whatever_its_origin_says(
 ) -> None:
     csrf = sign_in(client, "ann")
     for origin in ("null", ORIGIN):
-        response = client.post("/agent", data={"csrf": csrf, "request": "mail the CFO"},
-                               headers={"Origin": origin, "Sec-Fetch-Site": "cross-site"})  # fmt: skip
+        headers = {"Origin": origin, "Sec-Fetch-Site": "cross-site"}
+        form = {"csrf": csrf, "request": "mail the CFO"}
+        response = client.post("/agent", data=form, headers=headers)
         assert response.status_code == 403
     assert console_state.sessions.runs() == []
