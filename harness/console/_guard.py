@@ -114,8 +114,10 @@ def _same_origin(headers: dict[str, str]) -> bool:
     POST, so their absence means a non-browser client (which cannot hold the cookie by
     accident); their presence must name this console."""
     site = headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return False
+    if site is not None:
+        # Set by the browser itself; authoritative. Origin can be "null" on a same-origin form
+        # POST under `Referrer-Policy: no-referrer`, so it is consulted only without this.
+        return site in ("same-origin", "none")
     origin = headers.get("origin")
     if origin is None:
         return True
