@@ -12,7 +12,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from harness.console import _audit_page, _evaluations_page, _live_route, _login_page
+from harness.console import (
+    _agent_page,
+    _audit_page,
+    _evaluations_page,
+    _live_route,
+    _login_page,
+)
 from harness.console._guard import ConsoleGuard
 from harness.console._session import SessionCodec
 from harness.console._state import ConsoleState
@@ -26,6 +32,7 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
     routes: list[BaseRoute] = [
         *_login_page.routes(state, codec),
         *_live_route.routes(state),
+        *_agent_page.routes(state),
         *_audit_page.routes(state),
         *_evaluations_page.routes(state),
         Mount("/static", app=static, name="static"),
