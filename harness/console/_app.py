@@ -13,6 +13,8 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from harness.console import _live_route, _login_page
+from harness.console._approvals_page import routes as approvals_routes
+from harness.console._budgets_page import routes as budgets_routes
 from harness.console._guard import ConsoleGuard
 from harness.console._session import SessionCodec
 from harness.console._state import ConsoleState
@@ -26,6 +28,8 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
     routes: list[BaseRoute] = [
         *_login_page.routes(state, codec),
         *_live_route.routes(state),
+        *approvals_routes(state),
+        *budgets_routes(state),
         Mount("/static", app=static, name="static"),
     ]
     app = Starlette(
