@@ -28,6 +28,7 @@ from governance.stores import (
 from harness._approval_review import approve, current_requests, edit_value, request_json
 from harness.console._form_input import BadInput, outcome, read_fields
 from harness.console._render import render
+from harness.console._shown import shown_time
 from harness.console._state import ConsoleState
 
 RECENT = 25  # decided requests shown under the pending ones
@@ -53,6 +54,8 @@ def _view(request: ApprovalRequest, rules: dict[str, str], operator: str) -> dic
         "rules": [(rule_id, rules.get(rule_id, "")) for rule_id in request.rule_ids],
         "mine": request.actor.strip() == operator,
         "decided_at": request.decided_at.isoformat() if request.decided_at else None,
+        "decided_shown": shown_time(request.decided_at),
+        "expires_shown": shown_time(request.expires_at),
     }
 
 

@@ -16,6 +16,7 @@ from harness._budget_reset import status_json
 from harness.console._budget_resets import ResetDesk, ResetRefused
 from harness.console._form_input import BadInput, outcome, read_fields
 from harness.console._render import render
+from harness.console._shown import shown_time
 from harness.console._state import ConsoleState
 
 RECENT_RESETS = 20
@@ -46,13 +47,21 @@ def _listing(state: ConsoleState, desk: ResetDesk) -> dict[str, Any]:
     try:
         for row in state.gateway.budgets.status(policy.budgets):
             window = _window(row.window_seconds)
-            rows.append({**status_json(row), "exhausted": row.exhausted, "window": window})
+            rows.append(
+                {
+                    **status_json(row),
+                    "exhausted": row.exhausted,
+                    "window": window,
+                    "watermark_shown": shown_time(row.watermark),
+                }
+            )
         for made in reversed(state.gateway.budgets.resets()[-RECENT_RESETS:]):
             resets.append(
                 {
                     "budget": made.budget_id,
                     "key": made.key,
                     "at": made.at.isoformat(),
+                    "at_shown": shown_time(made.at),
                     "by": made.by,
                     "approved_by": made.approved_by,
                     "reason": made.reason,
@@ -69,6 +78,7 @@ def _listing(state: ConsoleState, desk: ResetDesk) -> dict[str, Any]:
             "reason": p.reason,
             "requested_by": p.requested_by,
             "requested_at": p.requested_at.isoformat(),
+            "requested_shown": shown_time(p.requested_at),
         }
         for p in desk.pending()
     ]

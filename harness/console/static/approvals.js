@@ -4,7 +4,7 @@
 (() => {
   const root = document.getElementById("approvals");
   if (!root) return;
-  ProctorLiveForms.follow(root);
+  const lists = ProctorLiveForms.follow(root);
 
   function left(ms) {
     if (ms <= 0) return "expired";
@@ -13,15 +13,19 @@
     return "in " + (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s";
   }
 
+  // A request that runs out of time is expired by the server when the list is fetched, so
+  // the page asks once when a countdown reaches zero (other tabs hear it from the watch).
   function tick() {
     const now = Date.now();
+    let lapsed = false;
     for (const node of root.querySelectorAll(".countdown[data-expires]")) {
       const at = Date.parse(node.dataset.expires);
-      if (!Number.isNaN(at)) {
-        node.textContent = "(" + left(at - now) + ")";
-        node.classList.toggle("error", at - now <= 0);
-      }
+      if (Number.isNaN(at)) continue;
+      node.textContent = "(" + left(at - now) + ")";
+      node.classList.toggle("error", at - now <= 0);
+      if (at - now <= 0 && !node.dataset.lapsed) { node.dataset.lapsed = "1"; lapsed = true; }
     }
+    if (lapsed) lists.refresh();
   }
   tick();
   setInterval(tick, 1000);

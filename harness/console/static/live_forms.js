@@ -5,9 +5,14 @@
 "use strict";
 
 const ProctorLiveForms = (() => {
+  const FRESH_MS = 2000;  // a notice older than this is about an earlier state of the list
+  let noticeAt = 0;
+
   function notice(root, text, ok, kind) {
     const node = root.querySelector("#page-notice");
     if (!node) return;
+    noticeAt = Date.now();
+    node.classList.remove("stale");
     node.hidden = false;
     node.textContent = text;
     node.dataset.kind = kind || "";
@@ -94,7 +99,14 @@ const ProctorLiveForms = (() => {
     });
 
     const topic = root.dataset.topic;
-    Proctor.live({ [topic]: () => { refresh(); } });
+    // Someone else changed the list: a notice about this operator's earlier action fades.
+    Proctor.live({
+      [topic]: () => {
+        const shown = root.querySelector("#page-notice");
+        if (shown && !shown.hidden && Date.now() - noticeAt > FRESH_MS) shown.classList.add("stale");
+        refresh();
+      },
+    });
     return { refresh };
   }
 

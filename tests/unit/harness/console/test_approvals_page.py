@@ -96,7 +96,8 @@ def test_a_pending_request_shows_tool_redacted_arguments_risk_rules_proposer_run
         "refund-bot",
         "support",
         "run-1",
-        request.expires_at.isoformat(),
+        request.expires_at.isoformat(),  # the countdown's data
+        request.expires_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         html.escape(request.reason),
         "[REDACTED",
     ):
