@@ -25,7 +25,13 @@ from governance.stores import (
     ApprovalStoreError,
     SelfApprovalError,
 )
-from harness._approval_review import approve, current_requests, edit_value, request_json
+from harness._approval_review import (
+    approve,
+    current_requests,
+    edit_value,
+    request_json,
+    resume_hint,
+)
 from harness.console._form_input import BadInput, outcome, read_fields
 from harness.console._render import render
 from harness.console._shown import shown_time
@@ -102,6 +108,13 @@ def _refusal(exc: Exception) -> tuple[int, str, str]:
     return 403, "refused", str(exc)  # IdentityRefused and any other refusal of the reviewer
 
 
+def what_next(state: ConsoleState, approved: ApprovalRequest) -> str:
+    """Who runs the approved call: a waiting turn by itself, else what the CLI would say."""
+    if approved.waiter is not None:
+        return f"run {approved.run_id} is waiting for it and continues by itself"
+    return resume_hint(state.config.state_dir, approved)
+
+
 def routes(state: ConsoleState) -> list[Route]:
     def operator(request: Request) -> str:
         name: str = request.state.session.operator
@@ -152,8 +165,9 @@ def routes(state: ConsoleState) -> list[Route]:
             return await respond(request, *_refusal(exc))
         state.hub.publish("approvals", {"id": approval_id, "state": approved.state})
         edited = " with edited arguments" if edits else ""
+        then = await run_in_threadpool(what_next, state, approved)
         return await respond(
-            request, 200, "approved", f"{approval_id} approved by {reviewer}{edited}"
+            request, 200, "approved", f"{approval_id} approved by {reviewer}{edited}; {then}"
         )
 
     async def decide_reject(request: Request) -> Response:

@@ -75,7 +75,9 @@ def test_bob_approves_anns_call_and_anns_tab_follows_without_a_reload(
     screenshot(bob, "approvals-pending")
     card(bob, "apr-1").locator("form.approve input[name=comment]").fill("checked the order")
     card(bob, "apr-1").locator("form.approve button[type=submit]").click()
-    expect(bob.locator("#page-notice")).to_have_text("apr-1 approved by bob")
+    expect(bob.locator("#page-notice")).to_have_text(
+        "apr-1 approved by bob; resume the run with: proctor approvals resume r1"
+    )
 
     # ann's tab: the card leaves the pending list and the decision shows who made it.
     expect(card(ann, "apr-1")).to_have_count(0)
@@ -108,7 +110,9 @@ def test_an_edit_refused_says_why_then_an_accepted_edit_approves(
     held.locator("input[name='set.order_id']").fill("")
     held.locator("input[name='set.amount']").fill("80")
     held.locator("form.approve button[type=submit]").click()
-    expect(bob.locator("#page-notice")).to_have_text("apr-1 approved by bob with edited arguments")
+    expect(bob.locator("#page-notice")).to_contain_text(
+        "apr-1 approved by bob with edited arguments; resume the run with"
+    )
     expect(decided_row(bob, "apr-1")).to_contain_text('"amount": 80')
 
     resumed = proctor(console, ("approvals", "resume"), "r1", "--json")

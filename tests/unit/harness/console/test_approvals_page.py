@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from starlette.testclient import TestClient
 from governance import ManualClock, Principal, ToolCall
 from harness.cli._options import shipped_policy_path
 from harness.console import ConsoleConfig, ConsoleState
+from harness.console._approvals_page import what_next
 from tests.unit.harness.console.conftest import ORIGIN, TOKEN, sign_in
 
 SCRIPT = "<script>alert(1)</script>"
@@ -129,7 +131,11 @@ def test_approving_records_the_signed_in_operator_not_a_reviewer_field(
         {"reviewer": "mallory", "decided_by": "mallory", "comment": "fine"},
     )
     assert response.status_code == 200, response.text
-    assert response.json() == {"message": f"{approval_id} approved by bob", "kind": "approved"}
+    assert response.json() == {
+        "message": f"{approval_id} approved by bob; run run-1 is waiting for it and continues "
+        "by itself",
+        "kind": "approved",
+    }
     request = console_state.gateway.approvals.get(approval_id)
     assert (request.status, request.decided_by, request.comment) == ("approved", "bob", "fine")
     assert request.approved_arguments is None  # nothing edited: runs as proposed
@@ -458,3 +464,16 @@ def test_the_page_has_no_inline_script_or_style(
     body = client.get("/approvals").text
     assert "<script>" not in body and " style=" not in body and " onclick=" not in body
     assert '<script src="/static/approvals.js" defer></script>' in body
+
+
+def test_an_approval_says_who_runs_the_call_next(console_state: ConsoleState) -> None:
+    approval_id = hold(console_state)
+    awaited = console_state.gateway.approvals.get(approval_id)
+    assert what_next(console_state, awaited) == (
+        "run run-1 is waiting for it and continues by itself"
+    )
+    # A detached request with no stored run: its client runs it, as the CLI says.
+    detached = replace(awaited, waiter=None)
+    assert "run run-1 is not a stored run: the client that made the call runs it" in what_next(
+        console_state, detached
+    )
