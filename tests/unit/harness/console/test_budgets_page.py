@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from starlette.testclient import TestClient
 
 from governance import Principal, ToolCall
 from harness.console import ConsoleConfig, ConsoleState
+from harness.console._budget_resets import ResetDesk, ResetRefused
 from tests.unit.harness.console.conftest import ORIGIN, TOKEN, sign_in
 
 SCRIPT = "<script>alert(1)</script>"
@@ -236,3 +238,29 @@ def test_the_page_has_no_inline_script_or_style(
     body = client.get("/budgets").text
     assert "<script>" not in body and " style=" not in body and " onclick=" not in body
     assert '<script src="/static/budgets.js" defer></script>' in body
+
+
+def test_a_reset_confirmed_by_many_at_once_is_made_exactly_once(
+    console_state: ConsoleState,
+) -> None:
+    desk = ResetDesk(console_state.gateway, console_state.clock)
+    asked = desk.request(scope="agent_run", key="run-1", budget_id=None, reason="fixed", by="dana")
+    outcomes: list[str] = []
+    start = threading.Barrier(6)
+
+    def confirm(who: str) -> None:
+        start.wait()
+        try:
+            desk.confirm(asked.id, by=who)
+            outcomes.append("done")
+        except ResetRefused as exc:
+            outcomes.append(exc.code)
+
+    threads = [threading.Thread(target=confirm, args=(f"op{i}",)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["done"] + ["not_found"] * 5
+    assert len(console_state.gateway.budgets.resets()) == 1
+    assert desk.pending() == []
