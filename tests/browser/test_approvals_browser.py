@@ -101,6 +101,10 @@ def test_an_edit_refused_says_why_then_an_accepted_edit_approves(
     held = card(bob, "apr-1")
     held.locator("details.edit summary").click()
     held.locator("input[name='set.order_id']").fill("ORD-9")
+    # Another held call arrives while bob types: the list refreshes, his edit stays.
+    ask(console, REFUND, "refund ORD-0003 again", run_id="r9", actor="ann")
+    expect(card(bob, "apr-2")).to_be_visible()
+    expect(held.locator("input[name='set.order_id']")).to_have_value("ORD-9")
     held.locator("form.approve button[type=submit]").click()
     expect(held.locator(".card-notice")).to_contain_text("edit refused")
     expect(held.locator(".card-notice")).to_contain_text("the request stays pending")

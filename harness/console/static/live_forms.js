@@ -36,7 +36,8 @@ const ProctorLiveForms = (() => {
     let again = false;
 
     function editing(card) {
-      return card.dataset.dirty === "1" || card.contains(document.activeElement);
+      return card.dataset.dirty === "1" || card.contains(document.activeElement)
+        || card.querySelector("details[open]") !== null;
     }
 
     async function refresh() {
