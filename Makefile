@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.proctor-installed
 # Where the CLI lives: it is not on PATH until the venv is activated.
 WHERE  := @echo "proctor is installed in $(BIN)/proctor: run $(BIN)/proctor --help, or 'source $(BIN)/activate' first to type just proctor"
 
-.PHONY: demo test lint types unit bench clean npm schemas litellm
+.PHONY: demo test lint types unit bench clean npm schemas litellm console
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/proctor run --baseline baselines/baseline.json
 	$(WHERE)
+
+# The web console on this checkout's own state dir (git-ignored) and a writable copy of the shipped
+# policy, made once and then kept: a save in the Policies page edits it, never governance/data.
+# More options through CONSOLE_ARGS, e.g. make console CONSOLE_ARGS='--provider live'.
+CONSOLE_DIR := .proctor-console
+console: $(STAMP)
+	@mkdir -p $(CONSOLE_DIR)
+	@test -f $(CONSOLE_DIR)/policy.yaml || cp governance/data/default_policy.yaml $(CONSOLE_DIR)/policy.yaml
+	$(BIN)/proctor console --state-dir $(CONSOLE_DIR) --policy $(CONSOLE_DIR)/policy.yaml $(CONSOLE_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -115,7 +115,26 @@ def console_command(
         provider=provider,  # type: ignore[arg-type]
         script_path=script_path,
     )
+    providers = _providers(provider, script_path)
     gateway = open_gateway(state_dir, policy_path, held_calls="awaited")
-    with ConsoleState(config, gateway=gateway) as state:
+    with ConsoleState(config, gateway=gateway, providers=providers) as state:
         serve_console(state, loopback_only=is_loopback(host))
     return codes.OK
+
+
+def _providers(choice: str, script_path: Path | None) -> Any:
+    """The Agent page's model; None: the bundled stub (the console starts and stops it)."""
+    from harness._errors import HarnessError
+    from harness.console._providers import LiveProviders, ScriptProviders
+
+    if choice == "script":
+        from harness.cli._ask import _load_script
+
+        assert script_path is not None
+        return ScriptProviders(_load_script(script_path))
+    if choice == "live":
+        try:
+            return LiveProviders.from_environment()
+        except HarnessError as exc:
+            raise click.UsageError(str(exc)) from None
+    return None

@@ -42,8 +42,8 @@ async def stream(request: Request, hub: EventHub, last: int) -> AsyncIterator[st
     yield f"retry: {RETRY_MS}\n\n"
     idle = 0.0
     while not await request.is_disconnected():
-        since = hub.after(last) if last >= 0 else None
-        if since is None or since.reset:
+        since = hub.after(last)
+        if since.gap:
             yield f"id: {hub.last_id}\nevent: reset\ndata: {{}}\n\n"
             return
         for event in since.events:

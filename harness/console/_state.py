@@ -16,14 +16,22 @@ from harness._run_store import RunStore
 from harness.console._approval_watch import ApprovalWatch
 from harness.console._config import ConsoleConfig
 from harness.console._live import EventHub
+from harness.console._providers import ProviderFactory, StubProviders
+from harness.console._sessions import AgentSessions
 
 
 class ConsoleState:
     def __init__(
-        self, config: ConsoleConfig, *, gateway: Gateway | None = None, clock: Clock | None = None
+        self,
+        config: ConsoleConfig,
+        *,
+        gateway: Gateway | None = None,
+        providers: ProviderFactory | None = None,
+        clock: Clock | None = None,
     ) -> None:
         """`gateway`: one already opened for `config` (the CLI's, with its checkpoint schedule),
-        or None to open one here; either way the console owns and closes it."""
+        or None to open one here; either way the console owns and closes it. `providers`: where
+        the Agent page's turns get their model (None: the bundled stub, started here)."""
         from harness.cli._options import shipped_policy_path
 
         self.config = config
@@ -43,8 +51,21 @@ class ConsoleState:
         self._closers: list[Callable[[], None]] = []
         self._closed = False
         self._lock = threading.Lock()
-        self._watch = ApprovalWatch(self.gateway.approvals, self.hub)
-        self.on_close(self._watch.stop)
+        try:
+            # Closed in reverse: turns first (their waiting requests withdrawn while the gateway
+            # is still open), then the watch, the stub, and the hub's readers.
+            self.on_close(self.hub.close)
+            if providers is None:
+                stub = StubProviders()
+                self.on_close(stub.close)
+                providers = stub
+            self._watch = ApprovalWatch(self.gateway.approvals, self.hub)
+            self.on_close(self._watch.stop)
+            self.sessions = AgentSessions(self.gateway, self.hub, self.run_store, providers)
+            self.on_close(self.sessions.close)
+        except BaseException:
+            self.close()
+            raise
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run `closer` at close, before the gateway closes, last registered first."""

@@ -35,3 +35,14 @@ def test_install_and_demo_end_by_saying_how_to_run_proctor(args: tuple[str, ...]
     assert last.startswith("echo ")
     assert ".venv/bin/proctor" in last
     assert "source .venv/bin/activate" in last
+
+
+def test_console_runs_on_its_own_state_dir_and_a_copy_of_the_shipped_policy() -> None:
+    lines = _dry_run("console")
+
+    copy = "test -f .proctor-console/policy.yaml || cp governance/data/default_policy.yaml"
+    assert any(line.startswith(copy) for line in lines), lines
+    assert lines[-1].startswith(
+        ".venv/bin/proctor console --state-dir .proctor-console"
+        " --policy .proctor-console/policy.yaml"
+    )

@@ -1,17 +1,106 @@
-"""A console over a fresh state dir and an editable copy of the shipped policy, in-process."""
+"""Console fixtures: an agent engine over a real gateway (built-in tools, shipped policy, SQLite
+stores, held calls awaited by this process) driven by replay scripts; and a whole console app
+(in-process, TestClient) over a fresh state dir and an editable copy of the shipped policy."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Collection, Iterator
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from governance import Gateway, ManualClock
+from harness._run_store import RunStore
 from harness.cli._options import shipped_policy_path
 from harness.console import ConsoleConfig, ConsoleState, create_app
+from harness.console._live import EventHub
+from harness.console._providers import ProviderFactory, ScriptProviders
+from harness.console._sessions import AgentSessions
+
+SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
+BOUND = 60.0  # seconds: a bound on waiting for a turn, never a measured duration
+
+EMAIL = {"tool": "email.send", "args": {"to": "cfo@example.com", "subject": "Q3", "body": "hi"}}
+EMAIL_SCRIPT: list[Any] = [
+    {"calls": [EMAIL]},
+    {
+        "branch": {
+            "executed": [{"answer": "Sent as message {{tool:email.send#outbox_id}}."}],
+            "blocked": [{"answer": "I could not send it."}],
+        }
+    },
+]
+
+
+class Console:
+    """What a console process holds: one awaited gateway, one hub, the sessions."""
+
+    def __init__(self, state_dir: Path, clock: ManualClock | None) -> None:
+        self.state_dir = state_dir
+        self.gateway = Gateway(
+            state_dir=state_dir, policy_path=SHIPPED_POLICY, clock=clock, held_calls="awaited"
+        )
+        self.hub = EventHub()
+        self._ids = itertools.count(1)
+        self.sessions: AgentSessions | None = None
+
+    def open(self, factory: ProviderFactory | list[Any], *, prefix: str = "run") -> AgentSessions:
+        provider = ScriptProviders(factory) if isinstance(factory, list) else factory
+        self.sessions = AgentSessions(
+            self.gateway,
+            self.hub,
+            RunStore(self.state_dir),
+            provider,
+            new_run_id=lambda: f"{prefix}-{next(self._ids)}",
+        )
+        return self.sessions
+
+    def close(self) -> None:
+        if self.sessions is not None:
+            self.sessions.close()
+        self.gateway.close()
+
+
+def wait_for(
+    console: Console, run_id: str, statuses: Collection[str], *, timeout: float = BOUND
+) -> dict[str, Any]:
+    """The run's view once its status is one of `statuses`, waiting on the hub (bounded)."""
+    assert console.sessions is not None
+    deadline = time.monotonic() + timeout
+    while True:
+        view = console.sessions.view(run_id)
+        if view["status"] in statuses:
+            return view
+        left = deadline - time.monotonic()
+        assert left > 0, f"{run_id} is still {view['status']}, not {sorted(statuses)}"
+        console.hub.wait_after(view["hub_id"], left)
+
+
+@pytest.fixture
+def make_console(tmp_path: Path) -> Iterator[Callable[..., Console]]:
+    opened: list[Console] = []
+
+    def make(clock: ManualClock | None = None, state_dir: Path | None = None) -> Console:
+        console = Console(state_dir or tmp_path / "state", clock)
+        opened.append(console)
+        return console
+
+    yield make
+    for console in reversed(opened):
+        console.close()
+
+
+@pytest.fixture
+def console(make_console: Callable[..., Console], clock: ManualClock) -> Console:
+    return make_console(clock)
+
 
 TOKEN = "test-token-0123456789abcdef"
 ORIGIN = "http://127.0.0.1:8765"
@@ -23,7 +112,7 @@ def console_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
     policy = tmp_path / "policy.yaml"
     shutil.copyfile(shipped_policy_path(), policy)
     config = ConsoleConfig(state_dir=tmp_path / "state", token=TOKEN, policy_path=policy)
-    with ConsoleState(config) as state:
+    with ConsoleState(config, providers=ScriptProviders(EMAIL_SCRIPT)) as state:
         yield state
 
 

@@ -37,6 +37,6 @@ def test_nothing_is_published_while_nothing_changes_and_stop_ends_the_thread(
     with ApprovalStore(tmp_path / "approvals.sqlite") as store:
         hold_delete(store, "c1")
         watch = ApprovalWatch(store, hub, interval=0.01)
-        assert hub.wait_after(0, timeout=0.3).events == []  # already pending at start: no news
+        assert hub.wait_after(0, timeout=0.3).events == ()  # already pending at start: no news
         watch.stop()
         assert not watch._thread.is_alive()

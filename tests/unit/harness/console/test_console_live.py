@@ -1,10 +1,10 @@
-"""The live journal and its SSE stream: in order, resumable, and honest about what it lost."""
+"""The live journal over SSE (a real server): in order, resumable after a reconnect, and honest
+about what it lost (the journal itself: test_live_hub.py)."""
 
 from __future__ import annotations
 
 import http.client
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,54 +13,8 @@ import uvicorn
 
 from governance import serving_in_thread
 from harness.console import ConsoleState, create_app
-from harness.console._live import EventHub
 from harness.console._session import COOKIE, SessionCodec
 from tests.unit.harness.console.conftest import TOKEN
-
-
-def test_events_come_back_in_order_after_any_id() -> None:
-    hub = EventHub()
-    ids = [hub.publish("run", {"n": n}) for n in range(5)]
-    assert ids == [1, 2, 3, 4, 5]
-    since = hub.after(2)
-    assert [e.id for e in since.events] == [3, 4, 5] and not since.reset
-    assert hub.after(5).events == [] and not hub.after(5).reset
-
-
-def test_asking_after_an_id_the_journal_dropped_says_reset() -> None:
-    hub = EventHub(capacity=3)
-    for n in range(6):
-        hub.publish("run", {"n": n})
-    # Kept: 4, 5, 6. After 3 nothing is missing; after 2, event 3 is gone.
-    assert [e.id for e in hub.after(3).events] == [4, 5, 6] and not hub.after(3).reset
-    assert hub.after(2).reset and hub.after(0).reset
-
-
-def test_an_id_from_before_a_restart_says_reset() -> None:
-    hub = EventHub()
-    hub.publish("run")
-    assert hub.after(40).reset
-
-
-def test_publishing_from_many_threads_loses_and_repeats_no_id() -> None:
-    hub = EventHub()
-    threads = [
-        threading.Thread(target=lambda: [hub.publish("run") for _ in range(200)]) for _ in range(8)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert [e.id for e in hub.after(0).events] == list(range(1, 1601))
-
-
-def test_a_waiter_wakes_when_an_event_arrives() -> None:
-    hub = EventHub()
-    timer = threading.Timer(0.2, lambda: hub.publish("approvals", {"x": 1}))
-    timer.start()
-    since = hub.wait_after(0, timeout=30)
-    timer.join()
-    assert [e.topic for e in since.events] == ["approvals"]
 
 
 @contextmanager
