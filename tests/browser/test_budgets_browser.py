@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.browser._console_process import ConsoleProcess
-from tests.browser._proctor_cli import ask, proctor
+from tests.browser._proctor_cli import ask, login_landing_on, proctor
 
 POLICY = """\
 version: 1
@@ -32,6 +33,11 @@ script:
 
 Login = Callable[[Page, ConsoleProcess, str], None]
 Screenshot = Callable[[Page, str], Path]
+
+
+@pytest.fixture
+def login() -> Login:
+    return login_landing_on("/budgets")
 
 
 def budgets_page(
