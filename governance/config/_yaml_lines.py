@@ -256,17 +256,21 @@ if _CLoader is not None:
 
 # Where libyaml and PyYAML read the same text differently (found by the differential test):
 # libyaml takes a tab as a separator where PyYAML refuses it, resolves a lone `!` tag to a
-# string where PyYAML resolves the plain scalar, and skips a U+FEFF anywhere where PyYAML takes
-# one past the start as text (a policy's nesting would hinge on an invisible character). Text
-# with any of them goes the pure-Python way.
-_LIBYAML_DIFFERS = re.compile(r"\t|(?<!\w)!")
+# string where PyYAML resolves the plain scalar, skips a U+FEFF anywhere where PyYAML takes
+# one past the start as text (a policy's nesting would hinge on an invisible character), and
+# takes a `#` right after a block scalar's header (`|#`, `>-#`) as a comment where PyYAML
+# refuses it. Text with any of them goes the pure-Python way.
+_LIBYAML_DIFFERS = re.compile(r"\t|(?<!\w)!|[|>][-+0-9]*#")
 _LONE_BANG = re.compile(r"(?<!\w)!")
+_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 
 
 def _libyaml_differs(text: str) -> bool:
     """`_LIBYAML_DIFFERS.search(text)`, found in C-speed scans: that pattern tries its
     lookbehind at every position of the text; this one only where a `!` is."""
     if "\t" in text or "\ufeff" in text[1:]:
+        return True
+    if "#" in text and _HEADER_COMMENT.search(text):
         return True
     at = text.find("!")
     while at != -1:

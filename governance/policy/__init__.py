@@ -8,13 +8,14 @@ from governance.policy._compile import Policy
 from governance.policy._eval import Explanation, evaluate, explain
 from governance.policy._load import PolicyFile, load_policy, parse_policy, read_policy
 from governance.policy._model import MAX_BUDGET_LIMIT, policy_json_schema, write_policy_schema
-from governance.policy._tool_names import check_tool_names
+from governance.policy._tool_names import check_policy_tool_names, check_tool_names
 
 __all__ = [
     "write_policy_schema",
     "Explanation",
     "MAX_BUDGET_LIMIT",
     "Policy",
+    "check_policy_tool_names",
     "check_tool_names",
     "PolicyFile",
     "evaluate",

@@ -1,7 +1,8 @@
 """Rules whose `match` names no known tool: a misspelt name silently selects nothing.
 
-`check_tool_names` reads a policy file once and raises PolicyError (file, line of the name)
-when an exact tool name is unknown, or when a glob or namespace selects no known tool. Names
+`check_tool_names` reads a policy file once (`check_policy_tool_names` takes text already parsed,
+an editor's unsaved buffer) and raises PolicyError (file, line of the name) when an exact tool
+name is unknown, or when a glob or namespace selects no known tool. Names
 are judged exactly as the rule index judges them (`_index._names_hold`), so "selects" here
 means what the firewall means.
 
@@ -116,12 +117,21 @@ def check_tool_names(
     _, raw = _read(Path(path))
     text = _decode(raw, shown)
     policy = parse_policy(text, shown)
+    return policy, check_policy_tool_names(policy, text, known_tools, mcp_known=mcp_known)
+
+
+def check_policy_tool_names(
+    policy: Policy, text: str, known_tools: Iterable[str], *, mcp_known: bool
+) -> list[str]:
+    """`check_tool_names` for a policy already parsed from `text` (an editor's unsaved text):
+    the notes, or PolicyError naming `policy.path` and the line of each bad name."""
     problems, notes = tool_name_problems(policy, known_tools, mcp_known=mcp_known)
     if problems:
+        shown = policy.path or "<string>"
         _, lines = load_yaml_with_lines(text, shown, PolicyError, subject="policy")
         found = [(_line(lines, loc), message) for _, message, loc in problems]
         raise PolicyError(shown, *first_and_rest(shown, found))
-    return policy, notes
+    return notes
 
 
 def _line(lines: dict[Loc, int], loc: Loc) -> int:

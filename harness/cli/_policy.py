@@ -19,12 +19,11 @@ from governance import (
     Principal,
     Risk,
     RunUsage,
-    ToolCall,
     ToolDescriptor,
     digest,
 )
-from governance.arguments import ArgumentRefused, prepare_arguments
-from governance.policy import Explanation, Policy, check_tool_names, explain, load_policy
+from governance.policy import Explanation, Policy, check_tool_names, load_policy
+from harness._policy_explain import RefusedBeforeRules, explain_call
 
 POLICY_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -123,31 +122,6 @@ def check_command(file: Path, mcp_config: Path | None) -> None:
     click.echo(f"OK: {count} rule{'s' if count != 1 else ''}, digest {policy.digest}")
 
 
-def _explanation_json(context: PolicyContext, result: Explanation) -> dict[str, Any]:
-    decision = result.decision
-    return {
-        "tool": context.tool,
-        "known": context.known,
-        "effect": decision.effect,
-        "reason": decision.reason,
-        "rule_ids": list(decision.rule_ids),
-        "matched_rule_ids": list(result.matched_rule_ids),
-        "message": decision.message,
-        "policy_digest": decision.policy_digest,
-        "registry_digest": decision.registry_digest,
-        "rules": [
-            {
-                "id": o.rule_id,
-                "effect": o.effect,
-                "status": o.status,
-                "failed_arg": o.failed_arg,
-                "error": o.error,
-            }
-            for o in result.outcomes
-        ],
-    }
-
-
 def _print_explanation(context: PolicyContext, result: Explanation) -> None:
     decision = result.decision
     facts = (
@@ -168,19 +142,11 @@ def _print_explanation(context: PolicyContext, result: Explanation) -> None:
     click.echo("(nothing was executed)")
 
 
-def _print_rejection(tool: str, exc: ArgumentRefused, *, as_json: bool) -> None:
-    """The firewall refuses these arguments before any rule is evaluated."""
-    # An unsafe path is the firewall's own block; arguments that are not JSON are rejected.
-    effect = "block" if exc.reason.startswith("invalid_argument:") else "rejected"
-    message = f"{exc}; the firewall refuses the call before any rule is evaluated"
-    if as_json:
-        body = {"tool": tool, "effect": effect, "reason": exc.reason, "message": message}
-        click.echo(json.dumps(body, indent=2, sort_keys=True))
-        return
-    click.echo(f"tool:      {tool}")
-    click.echo(f"decision:  {effect} (before any rule)")
-    click.echo(f"reason:    {exc.reason}")
-    click.echo(f"message:   {message}")
+def _print_rejection(refused: RefusedBeforeRules) -> None:
+    click.echo(f"tool:      {refused.tool}")
+    click.echo(f"decision:  {refused.effect} (before any rule)")
+    click.echo(f"reason:    {refused.reason}")
+    click.echo(f"message:   {refused.message}")
     click.echo("(nothing was executed)")
 
 
@@ -225,28 +191,18 @@ def explain_command(
         registry = builtin_registry()
         descriptor = registry.get(tool)
         registry_digest = registry.digest
-    try:  # the same preparation the firewall applies: explain judges what would execute
-        arguments = prepare_arguments(
-            descriptor.input_schema if descriptor else None, arguments
-        ).arguments
-    except ArgumentRefused as exc:
-        _print_rejection(tool, exc, as_json=as_json)
-        return
-    call = ToolCall(
-        call_id="c1",
-        tool=tool,
-        arguments=arguments,
-        run_id="explain",
-        principal=Principal(actor=actor, agent=agent, team=team),
-    )
-    context = PolicyContext.for_call(
-        call,
-        descriptor,
+    outcome = explain_call(
+        policy,
+        tool,
+        arguments,
+        descriptor=descriptor,
         registry_digest=registry_digest,
+        principal=Principal(actor=actor, agent=agent, team=team),
         usage=RunUsage(tokens_used=tokens, tainted=tainted),
     )
-    result = explain(context, policy)
     if as_json:
-        click.echo(json.dumps(_explanation_json(context, result), indent=2, sort_keys=True))
+        click.echo(json.dumps(outcome.as_json(), indent=2, sort_keys=True))
+    elif isinstance(outcome, RefusedBeforeRules):
+        _print_rejection(outcome)
     else:
-        _print_explanation(context, result)
+        _print_explanation(outcome.context, outcome.result)

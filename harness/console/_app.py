@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from harness.console import _live_route, _login_page
+from harness.console import _agent_page, _live_route, _login_page
 from harness.console._approvals_page import routes as approvals_routes
 from harness.console._budgets_page import routes as budgets_routes
 from harness.console._guard import ConsoleGuard
@@ -28,6 +28,7 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
     routes: list[BaseRoute] = [
         *_login_page.routes(state, codec),
         *_live_route.routes(state),
+        *_agent_page.routes(state),
         *approvals_routes(state),
         *budgets_routes(state),
         Mount("/static", app=static, name="static"),

@@ -44,7 +44,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 )
-OPEN_PATHS = ("/login", "/static/")
+OPEN_PATHS = ("/login", "/static/", "/favicon.ico")
 SAFE_METHODS = ("GET", "HEAD")
 MAX_FORM_BYTES = 1 << 20
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -114,16 +114,15 @@ def _same_origin(headers: dict[str, str]) -> bool:
     POST, so their absence means a non-browser client (which cannot hold the cookie by
     accident); their presence must name this console."""
     site = headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return False
+    if site is not None:
+        # Set by the browser itself; authoritative. Origin can be "null" on a same-origin form
+        # POST under `Referrer-Policy: no-referrer`, so it is consulted only without this.
+        return site in ("same-origin", "none")
     origin = headers.get("origin")
     if origin is None:
         return True
     if origin == "null":
-        # Our own `Referrer-Policy: no-referrer` makes Chromium send `Origin: null` on every
-        # same-origin POST (form or fetch); the browser-set Sec-Fetch-Site still tells ours
-        # from a sandboxed or opaque origin's, which it calls cross-site.
-        return site == "same-origin"
+        return False
     return urlsplit(origin).netloc == headers.get("host", "")
 
 

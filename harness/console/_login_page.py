@@ -89,9 +89,13 @@ def routes(state: ConsoleState, codec: SessionCodec) -> list[Route]:
     async def home(request: Request) -> Response:
         return RedirectResponse(HOME, status_code=303)
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)  # browsers ask on every page; no icon, no redirect
+
     return [
         Route("/", home, methods=["GET"]),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
     ]

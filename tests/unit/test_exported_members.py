@@ -43,7 +43,8 @@ FOLDER_API = {
     "screening": "CLAIMS_MODES DEFAULT_CLAIMS_MODE REDACTED ActionClaim CallEvidence ClaimFinding "
     "ClaimsMode ClaimsReport Finding FindingKind HeuristicScreener Screener action_claims "
     "check_claims effect_classes findings identifiers_in redact redact_text screen_request",
-    "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile check_tool_names evaluate explain
+    "policy": """Explanation MAX_BUDGET_LIMIT Policy PolicyFile check_policy_tool_names
+        check_tool_names evaluate explain
         load_policy
         parse_policy policy_json_schema read_policy write_policy_schema""",
     "stores": """APPROVAL_STATUSES ApprovalBackend ApprovalConflict ApprovalError

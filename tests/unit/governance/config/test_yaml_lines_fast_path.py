@@ -147,6 +147,8 @@ def test_whatever_the_fast_path_returns_is_exactly_what_the_pure_python_loader_r
 
 @FUZZ
 @given(documents)
+@example("|#")  # libyaml takes `#` after a block scalar's header as a comment; PyYAML refuses it
+@example("a: >+2#c\n  b\n")
 def test_the_loader_always_gives_the_pure_python_loaders_value_or_error(text: str) -> None:
     try:
         check_text(text, "doc.yaml", _error, subject="file")
@@ -307,6 +309,7 @@ def test_the_event_walk_counts_nodes_like_the_composing_walk(
 @example("é!\n")
 @example("_!x")
 @example("x\n!y")
+@example("a: |-#\n")
 def test_the_scan_for_what_libyaml_reads_differently_finds_what_the_pattern_finds(
     text: str,
 ) -> None:

@@ -1,6 +1,7 @@
 """Console fixtures: an agent engine over a real gateway (built-in tools, shipped policy, SQLite
 stores, held calls awaited by this process) driven by replay scripts; and a whole console app
-(in-process, TestClient) over a fresh state dir and an editable copy of the shipped policy."""
+(in-process, TestClient) over a fresh state dir and an editable copy of the shipped policy; a
+policy file the editor owns, a real gateway reading it, and an editor over both."""
 
 from __future__ import annotations
 
@@ -17,12 +18,16 @@ import pytest
 from starlette.testclient import TestClient
 
 from governance import Gateway, ManualClock
+from governance.stores import MemoryAuditLog
+from governance.tools import builtin_registry
 from harness._run_store import RunStore
 from harness.cli._options import shipped_policy_path
 from harness.console import ConsoleConfig, ConsoleState, create_app
 from harness.console._live import EventHub
+from harness.console._policy_edit import PolicyEditor
 from harness.console._providers import ProviderFactory, ScriptProviders
 from harness.console._sessions import AgentSessions
+from tests.unit.harness.console.policy_editing import POLICY
 
 SHIPPED_POLICY = Path(str(resources.files("governance") / "data" / "default_policy.yaml"))
 BOUND = 60.0  # seconds: a bound on waiting for a turn, never a measured duration
@@ -135,3 +140,30 @@ def sign_in(client: TestClient, operator: str = "ann") -> str:
     found = re.search(r'<meta name="csrf-token" content="([^"]*)">', page.text)
     assert found is not None and found.group(1)
     return found.group(1)
+
+
+@pytest.fixture
+def policy_path(tmp_path: Path) -> Path:
+    path = tmp_path / "policies" / "team.yaml"
+    path.parent.mkdir()
+    path.write_text(POLICY, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def audit() -> MemoryAuditLog:
+    return MemoryAuditLog()
+
+
+@pytest.fixture
+def editor(policy_path: Path, audit: MemoryAuditLog) -> PolicyEditor:
+    """An editor over the built-in tools, auditing into `audit`."""
+    return PolicyEditor(policy_path=policy_path, registry=builtin_registry(), audit=audit)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, policy_path: Path) -> Iterator[Gateway]:
+    with Gateway(
+        state_dir=tmp_path / "state", policy_path=policy_path, audit_key_from_env=False
+    ) as gateway:
+        yield gateway

@@ -166,3 +166,9 @@ def test_the_sign_in_page_puts_the_token_in_a_field_escaped(client: TestClient) 
     assert response.status_code == 200
     assert "<script>alert(1)" not in response.text
     assert "&#34;&gt;&lt;script&gt;" in response.text
+
+
+def test_the_browsers_favicon_request_is_answered_without_a_session(client: TestClient) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 204
+    assert response.headers["content-security-policy"] == CSP
