@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect
 
 from tests.browser._console_process import ConsoleProcess
-from tests.browser._proctor_cli import ask, login_landing_on, proctor
+from tests.browser._proctor_cli import ask, proctor
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUND = ROOT / "scenarios" / "scripts" / "refund-over-limit.yaml"
@@ -20,11 +19,6 @@ SECRET = "sk-live-ABCDEF0123456789abcdef"
 
 Login = Callable[[Page, ConsoleProcess, str], None]
 Screenshot = Callable[[Page, str], Path]
-
-
-@pytest.fixture
-def login() -> Login:
-    return login_landing_on("/approvals")
 
 
 def approvals_page(

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.browser._console_process import ConsoleProcess
-from tests.browser._proctor_cli import ask, login_landing_on, proctor
+from tests.browser._proctor_cli import ask, proctor
 
 POLICY = """\
 version: 1
@@ -33,11 +32,6 @@ script:
 
 Login = Callable[[Page, ConsoleProcess, str], None]
 Screenshot = Callable[[Page, str], Path]
-
-
-@pytest.fixture
-def login() -> Login:
-    return login_landing_on("/budgets")
 
 
 def budgets_page(
