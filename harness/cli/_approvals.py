@@ -10,39 +10,18 @@ import click
 from tabulate import tabulate
 
 from governance import EditRefused
-from governance.stores import APPROVAL_STATUSES, ApprovalError, ApprovalRequest
+from governance.stores import APPROVAL_STATUSES, ApprovalError, ApprovalNotFound, ApprovalRequest
 from harness import _exit_codes as codes
+from harness._approval_review import (
+    approve,
+    current_requests,
+    edit_value,
+    request_json,
+    resume_hint,
+)
 from harness._run_store import RunNotFound, RunStore
 from harness.cli._options import gateway_options, open_gateway
 from harness.cli._single_run import print_run, resume_stored_run
-
-
-def _request_json(request: ApprovalRequest) -> dict[str, Any]:
-    return {
-        "id": request.id,
-        "status": request.status,
-        "state": request.state,  # the status, or what became of an approved call once used
-        "tool": request.tool,
-        # Redacted: raw arguments stay sealed in the store, for the one approved execution.
-        "arguments": request.shown_arguments,
-        "approved_arguments": request.shown_approved_arguments,
-        "run_id": request.run_id,
-        "call_id": request.call_id,
-        "actor": request.actor,
-        "agent": request.agent,
-        "team": request.team,
-        "risk": request.risk,
-        "rule_ids": list(request.rule_ids),
-        "reason": request.reason,
-        "policy_digest": request.policy_digest,
-        "created_at": request.created_at.isoformat(),
-        "expires_at": request.expires_at.isoformat(),
-        "decided_by": request.decided_by,
-        "comment": request.comment,
-        "status_reason": request.status_reason,
-        "consumed": request.consumed,
-        "in_doubt": request.in_doubt,
-    }
 
 
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -51,10 +30,7 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--set")
-        try:
-            edits[key] = json.loads(raw)
-        except ValueError:
-            edits[key] = raw  # a bare word is a string
+        edits[key] = edit_value(raw)  # a bare word is a string
     return edits
 
 
@@ -77,12 +53,11 @@ def list_command(
     the ones found at this start-up are also named on stderr.
     """
     with open_gateway(state_dir, policy_path) as gateway:
-        gateway.approvals.expire_due()
-        requests = gateway.approvals.list(status=status, run_id=run_id)
+        requests = current_requests(gateway.approvals, status=status, run_id=run_id)
         for finding in gateway.in_doubt:
             click.echo(f"in doubt after a crash: {finding.describe()}", err=True)
     if as_json:
-        click.echo(json.dumps([_request_json(r) for r in requests], indent=2))
+        click.echo(json.dumps([request_json(r) for r in requests], indent=2))
         return codes.OK
     if not requests:
         click.echo("no approval requests")
@@ -114,7 +89,7 @@ def show_command(state_dir: Path, policy_path: Path | None, approval_id: str, as
     with open_gateway(state_dir, policy_path) as gateway:
         gateway.approvals.expire_due()
         request = _get(gateway.approvals, approval_id)
-    data = _request_json(request)
+    data = request_json(request)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
@@ -148,12 +123,10 @@ def approve_command(
     """Approve a held call. It executes when its run is resumed, once, after a policy re-check."""
     changes = _parse_set(edits)
     with open_gateway(state_dir, policy_path) as gateway:
-        request = _get(gateway.approvals, approval_id)
-        arguments = {**request.arguments, **changes} if changes else None
         try:
-            approved = gateway.firewall.approve(
-                approval_id, reviewer, arguments=arguments, comment=comment
-            )
+            approved = approve(gateway, approval_id, reviewer, edits=changes, comment=comment)
+        except ApprovalNotFound as exc:
+            raise click.BadParameter(str(exc), param_hint="APPROVAL_ID") from None
         except EditRefused as exc:
             click.echo(f"edit refused ({exc.reason}): {exc}; the request stays pending", err=True)
             return codes.CHECK_FAILED
@@ -170,29 +143,8 @@ def approve_command(
             "resumes it; if it has stopped, this approval expires at the next start"
         )
     else:
-        click.echo(_resume_hint(state_dir, approved))
+        click.echo(resume_hint(state_dir, approved))
     return codes.OK
-
-
-def _resume_hint(state_dir: Path, approved: ApprovalRequest) -> str:
-    """How this approved call gets run: it depends on where the call came from."""
-    try:
-        stored = RunStore(state_dir).load(approved.run_id)
-    except RunNotFound:
-        stored = None
-    if stored is not None and stored.state.status == "waiting_approval":
-        return f"resume the run with: proctor approvals resume {approved.run_id}"
-    from governance import RESUME_TOOL  # the MCP server stack: only on this path
-
-    # No stored run: the call came through `proctor serve`, the LiteLLM guardrail or the
-    # library, whose client holds the conversation; it runs the approved call itself.
-    arguments = json.dumps({"approval_id": approved.id})
-    return (
-        f"run {approved.run_id} is not a stored run: the client that made the call runs it, "
-        f"once - through `proctor serve`, by calling the tool {RESUME_TOOL} with {arguments}; "
-        "through the LiteLLM guardrail, by sending the same call again (same tool, arguments "
-        "and key)"
-    )
 
 
 @approvals.command("reject")

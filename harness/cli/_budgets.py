@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from governance.stores import BudgetResetRefused, BudgetScope
 from harness import _exit_codes as codes
+from harness._budget_reset import NoSuchBudget, reset_budgets, status_json
 from harness.cli._options import gateway_options, open_gateway
 
 SCOPES = ("agent_run", "actor", "agent", "team", "tool")
@@ -29,24 +30,7 @@ def status_command(state_dir: Path, policy_path: Path | None, as_json: bool) -> 
         policy = gateway.policy.current()
         rows = gateway.budgets.status(policy.budgets)
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "budget": r.budget_id,
-                        "scope": r.scope,
-                        "key": r.key,
-                        "used": r.used,
-                        "limit": r.limit,
-                        "remaining": r.remaining,
-                        "window_seconds": r.window_seconds,
-                        "watermark": r.watermark.isoformat() if r.watermark else None,
-                    }
-                    for r in rows
-                ],
-                indent=2,
-            )
-        )
+        click.echo(json.dumps([status_json(r) for r in rows], indent=2))
         return codes.OK
     if not policy.budgets:
         click.echo("the policy defines no budgets")
@@ -98,27 +82,23 @@ def reset_command(
 ) -> int:
     """Release an exhausted budget: two different people; moves a watermark, deletes nothing."""
     with open_gateway(state_dir, policy_path) as gateway:
-        chosen = [
-            b
-            for b in gateway.policy.current().budgets
-            if b.scope == scope and (budget_id is None or b.id == budget_id)
-        ]
-        if not chosen:
-            raise click.BadParameter(
-                f"the policy has no {scope} budget" + (f" {budget_id!r}" if budget_id else ""),
-                param_hint="--scope/--budget",
-            )
-        for budget in chosen:
-            try:
-                gateway.budgets.reset(
-                    budget_id=budget.id,
-                    key=budget.scope_key(key),
-                    by=by,
-                    approved_by=approved_by,
-                    reason=reason,
+        resets = reset_budgets(
+            gateway,
+            scope=scope,
+            key=key,
+            budget_id=budget_id,
+            by=by,
+            approved_by=approved_by,
+            reason=reason,
+        )
+        try:
+            for budget, _ in resets:
+                click.echo(
+                    f"reset {budget.id} for {scope}={key} (by {by}, approved by {approved_by})"
                 )
-            except BudgetResetRefused as exc:
-                click.echo(f"reset refused ({exc.code}): {exc}", err=True)
-                return codes.CHECK_FAILED
-            click.echo(f"reset {budget.id} for {scope}={key} (by {by}, approved by {approved_by})")
+        except NoSuchBudget as exc:
+            raise click.BadParameter(str(exc), param_hint="--scope/--budget") from None
+        except BudgetResetRefused as exc:
+            click.echo(f"reset refused ({exc.code}): {exc}", err=True)
+            return codes.CHECK_FAILED
     return codes.OK

@@ -14,7 +14,9 @@ from starlette.staticfiles import StaticFiles
 
 from harness.console import (
     _agent_page,
+    _approvals_page,
     _audit_page,
+    _budgets_page,
     _evaluations_page,
     _live_route,
     _login_page,
@@ -33,6 +35,8 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
         *_login_page.routes(state, codec),
         *_live_route.routes(state),
         *_agent_page.routes(state),
+        *_approvals_page.routes(state),
+        *_budgets_page.routes(state),
         *_audit_page.routes(state),
         *_evaluations_page.routes(state),
         Mount("/static", app=static, name="static"),
