@@ -120,7 +120,10 @@ def _same_origin(headers: dict[str, str]) -> bool:
     if origin is None:
         return True
     if origin == "null":
-        return False
+        # Our own `Referrer-Policy: no-referrer` makes Chromium send `Origin: null` on every
+        # same-origin POST (form or fetch); the browser-set Sec-Fetch-Site still tells ours
+        # from a sandboxed or opaque origin's, which it calls cross-site.
+        return site == "same-origin"
     return urlsplit(origin).netloc == headers.get("host", "")
 
 
