@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from harness.console import _live_route, _login_page
+from harness.console import _live_route, _login_page, _policies_page
 from harness.console._guard import ConsoleGuard
 from harness.console._session import SessionCodec
 from harness.console._state import ConsoleState
@@ -26,6 +26,7 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
     routes: list[BaseRoute] = [
         *_login_page.routes(state, codec),
         *_live_route.routes(state),
+        *_policies_page.routes(state),
         Mount("/static", app=static, name="static"),
     ]
     app = Starlette(
