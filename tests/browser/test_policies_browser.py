@@ -132,6 +132,7 @@ def test_a_saved_edit_applies_on_the_next_call_and_shows_its_diff(
     expect(page.locator("#policy-changed")).to_be_hidden()
     _set_text(page, text)
     page.locator("#policy-save").click()
+    expect(page.locator("#policy-digest")).not_to_have_text(new_digest)
     expect(page.locator("#save-message")).to_contain_text("saved:")
     assert console.policy_path.read_text(encoding="utf-8") == text
 

@@ -117,7 +117,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const box = $("save-result");
     box.hidden = false;
     box.dataset.outcome = kind;
-    $("save-message").className = kind === "saved" || kind === "unchanged" ? "ok" : "error";
+    $("save-message").className =
+      kind === "saved" || kind === "unchanged" ? "ok" : kind === "pending" ? "muted" : "error";
     $("save-message").textContent = message;
     fillProblems($("save-problems"), problems || []);
     const pre = $("save-diff");
@@ -136,6 +137,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!state.editable || state.saving) return;
     state.saving = true;
     saveButton.disabled = true;
+    showSave("pending", "saving..."); // never leave the last save's result up as this one's
     const draft = text.value;
     let response;
     try {
