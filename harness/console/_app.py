@@ -20,6 +20,7 @@ from harness.console import (
     _evaluations_page,
     _live_route,
     _login_page,
+    _policies_page,
 )
 from harness.console._guard import ConsoleGuard
 from harness.console._session import SessionCodec
@@ -36,6 +37,7 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
         *_live_route.routes(state),
         *_agent_page.routes(state),
         *_approvals_page.routes(state),
+        *_policies_page.routes(state),
         *_budgets_page.routes(state),
         *_audit_page.routes(state),
         *_evaluations_page.routes(state),

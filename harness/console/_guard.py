@@ -117,7 +117,7 @@ def _same_origin(headers: dict[str, str]) -> bool:
     if site is not None:
         # Set by the browser itself; authoritative. Origin can be "null" on a same-origin form
         # POST under `Referrer-Policy: no-referrer`, so it is consulted only without this.
-        return site in ("same-origin", "none")
+        return site == "same-origin"  # "none" (typed or bookmarked) never posts a form
     origin = headers.get("origin")
     if origin is None:
         return True
