@@ -6,7 +6,6 @@ content digest, and the `RuleIndex` built once here so a decision visits only ca
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from governance.policy._model import (
     ConditionModel,
     MatchModel,
     PolicyModel,
+    compile_policy_regex,
 )
 from governance.policy._rules import (
     BoundsCheck,
@@ -72,7 +72,7 @@ def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition
             raise ValueError(f"unusable path_prefix {model.path_prefix!r}")
         check = PathPrefixCheck(prefix)
     elif model.regex is not None:
-        check = RegexCheck(re.compile(model.regex))
+        check = RegexCheck(compile_policy_regex(model.regex))
     elif model.enum is not None:
         check = EnumCheck(tuple(model.enum))
     elif model.max_length is not None:

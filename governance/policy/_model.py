@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import regex
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -34,6 +35,12 @@ from governance.screening._output_secrets import OutputsModel
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "data" / "policy.schema.json"
 SCHEMA_COMMAND = "make schemas"
 RULE_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def compile_policy_regex(pattern: str) -> Any:
+    """A policy's `regex:` compiled by the `regex` engine in its `re`-compatible mode (V0), so
+    matching can be bounded in time (see governance.policy._rules.RegexCheck)."""
+    return regex.compile(pattern, flags=regex.V0)
 BudgetScope = Literal["agent_run", "actor", "agent", "team", "tool"]
 BUDGET_SCOPES: tuple[BudgetScope, ...] = ("agent_run", "actor", "agent", "team", "tool")
 CountedImpact = Literal["write", "destructive", "unknown"]
@@ -188,9 +195,10 @@ class ConditionModel(_Model):
     @classmethod
     def _valid_regex(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
+            try:  # what `re` refuses is refused too (e.g. a group name used twice)
                 re.compile(value)
-            except re.error as exc:
+                compile_policy_regex(value)
+            except (re.error, regex.error) as exc:
                 raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
         return value
 

@@ -153,14 +153,23 @@ class PathPrefixCheck:
         return f"under {self.prefix}/"
 
 
+# A regex condition gets this long per value. Python's `re` backtracks without bound, so a
+# pattern like `(a|aa)+b` on a model-chosen argument of 40 characters ran for minutes holding
+# the GIL (every thread of a gateway or console stopped). The `regex` engine matches the same
+# syntax and Unicode classes, stops at a timeout (TimeoutError: the evaluator blocks the call,
+# `evaluator_error`) and releases the GIL while it matches.
+REGEX_TIMEOUT_SECONDS = 0.25
+
+
 @dataclass(frozen=True, slots=True)
 class RegexCheck:
-    pattern: re.Pattern[str]
+    pattern: Any  # regex.Pattern[str] (the `regex` package ships no type information)
 
     def test(self, value: object, *, negate: bool) -> bool:
         if not isinstance(value, str):
             return False
-        return (self.pattern.fullmatch(value) is not None) != negate
+        found = self.pattern.fullmatch(value, concurrent=True, timeout=REGEX_TIMEOUT_SECONDS)
+        return (found is not None) != negate
 
     def describe(self) -> str:
         return f"matches /{self.pattern.pattern}/"

@@ -51,6 +51,7 @@ def create_app(state: ConsoleState, *, loopback_only: bool = True) -> Starlette:
                 codec=codec,
                 clock=state.clock,
                 loopback_only=loopback_only,
+                bound_host=state.config.host,
             )
         ],
         exception_handlers={Exception: _internal_error},

@@ -19,7 +19,7 @@ async def read_fields(request: Request) -> dict[str, str]:
     if request.headers.get("content-type", "").startswith("application/json"):
         try:
             data: Any = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             raise BadInput("the body is not JSON") from None
         if not isinstance(data, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in data.items()

@@ -38,7 +38,10 @@ CSP = (
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin: the sign-in URL (it carries the token) never leaves in a Referer, and the
+    # browser still sends our own Origin on a POST (with no-referrer it sends `null`, and over
+    # plain HTTP on another host no Sec-Fetch-Site either: nobody could sign in).
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
@@ -52,12 +55,25 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 class ConsoleGuard:
     def __init__(
-        self, app: ASGIApp, *, codec: SessionCodec, clock: Clock, loopback_only: bool
+        self,
+        app: ASGIApp,
+        *,
+        codec: SessionCodec,
+        clock: Clock,
+        loopback_only: bool,
+        bound_host: str = "127.0.0.1",
     ) -> None:
         self._app = app
         self._codec = codec
         self._clock = clock
         self._loopback_only = loopback_only
+        # The loopback names, and the address the console was bound to (127.0.0.2, ::1 ...).
+        bound = (
+            f"[{bound_host}]"
+            if ":" in bound_host and not bound_host.startswith("[")
+            else bound_host
+        )
+        self._hosts = frozenset((*LOOPBACK_NAMES, bound))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -65,7 +81,7 @@ class ConsoleGuard:
             return
         send = _with_security_headers(send)
         headers = _headers(scope)
-        if self._loopback_only and _host_name(headers.get("host", "")) not in LOOPBACK_NAMES:
+        if self._loopback_only and _host_name(headers.get("host", "")) not in self._hosts:
             await _refuse(send, 421, "this console answers only on its loopback address")
             return
         method = scope["method"]
@@ -76,6 +92,12 @@ class ConsoleGuard:
         session = self._codec.read(_cookie(headers.get("cookie", ""), COOKIE), self._now())
         scope.setdefault("state", {})["session"] = session
         if path.startswith(OPEN_PATHS):
+            if method not in SAFE_METHODS:  # sign-in: capped like every other body
+                body = await _capped_body(receive)
+                if body is None:
+                    await _refuse(send, 413, "request body too large")
+                    return
+                receive = _replay(body)
             await self._app(scope, receive, send)
             return
         if session is None:
@@ -134,23 +156,29 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
-async def _checked_body(
-    receive: Receive, headers: dict[str, str], session: Session
-) -> tuple[bytes, bool]:
+async def _capped_body(receive: Receive) -> bytes | None:
+    """The whole body, or None past MAX_FORM_BYTES (or when the client went away)."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"", False
+            return None
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_FORM_BYTES:
-            return b"", False
+            return None
         chunks.append(chunk)
         if not message.get("more_body", False):
-            break
-    body = b"".join(chunks)
+            return b"".join(chunks)
+
+
+async def _checked_body(
+    receive: Receive, headers: dict[str, str], session: Session
+) -> tuple[bytes, bool]:
+    body = await _capped_body(receive)
+    if body is None:
+        return b"", False
     sent = headers.get("x-csrf-token")
     if sent is None and headers.get("content-type", "").startswith(
         "application/x-www-form-urlencoded"

@@ -51,7 +51,7 @@ class SessionJournal:
         self.root = state_dir / "console" / "sessions"
 
     def _path(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+        if not run_id or any(c in run_id for c in "/\\\0") or run_id.startswith("."):
             raise HarnessError(f"invalid run id {run_id!r}")
         return self.root / f"{run_id}.json"
 

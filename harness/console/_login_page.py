@@ -1,8 +1,10 @@
 """Signing in: the access token `proctor console` printed, plus the operator's name.
 
 The name is who every decision made from this browser is recorded as (a reviewer, a budget
-reset's operator); the proposer of a call can never approve it, whatever name they sign in with.
-"""
+reset's operator). It is declared, not proven: whoever holds the token can sign in under any
+name, so the rules that need two people (the proposer never approves; two for a budget reset)
+hold between names, and the token is what must stay with trusted operators. The names Proctor
+records its own actions under are refused."""
 
 from __future__ import annotations
 

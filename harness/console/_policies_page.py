@@ -131,7 +131,7 @@ def _announce(state: ConsoleState, result: SaveResult, operator: str) -> None:
 async def _json_object(request: Request) -> dict[str, Any]:
     try:
         body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise BadRequest("the request body is not JSON") from None
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")

@@ -131,6 +131,8 @@ class SampleCall:
             arguments = json.loads(arguments_json or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"the arguments are not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError("the arguments nest too deeply") from None
         if not isinstance(arguments, dict):
             raise ValueError("the arguments must be a JSON object ({...})")
         return cls(tool=tool, arguments=arguments, **facts)

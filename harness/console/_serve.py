@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 from types import FrameType
+from urllib.parse import quote
 
 import uvicorn
 
@@ -18,7 +19,7 @@ SHUTDOWN_GRACE = 2  # seconds in-flight requests get (open event streams are cut
 
 def sign_in_url(host: str, port: int, token: str) -> str:
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/login?token={token}"
+    return f"http://{shown}:{port}/login?token={quote(token, safe='')}"
 
 
 def serve_console(state: ConsoleState, *, loopback_only: bool) -> None:

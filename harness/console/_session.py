@@ -25,6 +25,10 @@ class OperatorNameError(ValueError):
     """An operator name the console will not record as a reviewer."""
 
 
+# Names the console and the CLI record for their own actions (withdrawals, expiry sweeps).
+RESERVED_OPERATORS = frozenset({"console", "proctor", "system"})
+
+
 def check_operator(name: str) -> str:
     """The name, stripped; or OperatorNameError saying what a name may contain."""
     name = name.strip()
@@ -33,6 +37,8 @@ def check_operator(name: str) -> str:
             "an operator name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a "
             "letter or digit"
         )
+    if name.lower() in RESERVED_OPERATORS:
+        raise OperatorNameError(f"{name!r} is the name Proctor records its own actions under")
     return name
 
 

@@ -271,3 +271,34 @@ def test_a_cross_site_form_post_starts_nothing_whatever_its_origin_says(
         response = client.post("/agent", data=form, headers=headers)
         assert response.status_code == 403
     assert console_state.sessions.runs() == []
+
+
+def test_a_secret_written_with_json_escapes_in_tool_arguments_is_never_shown(
+    open_client: Callable[[ProviderFactory], tuple[TestClient, ConsoleState]],
+) -> None:
+    # `\u0049` is "I": the arguments decode to an AWS key id, which the redactor knows only
+    # once the JSON text is read.
+    escaped = '{"path": "notes/AKIA\\u0049OSFODNN7EXAMPLE.txt"}'
+    decoded = "AKIAIOSFODNN7EXAMPLE"
+    script: list[Any] = [
+        {"calls": [{"tool": "fs.read", "raw_args": escaped}]},
+        {"answer": "done"},
+    ]
+    client, state = open_client(ScriptProviders(script))
+    csrf = sign_in(client, "ann")
+    run_id = start(client, csrf, "read the notes")
+    view = wait_until(state, run_id, {"completed", "failed"})
+    shown = [client.get(p).text for p in (f"/agent/{run_id}", f"/agent/{run_id}.json")]
+    shown.append(repr([e.data for e in state.hub.after(0).events]))
+    for body in shown:
+        assert decoded not in body
+        assert "AKIA\\\\u0049OSFODNN7EXAMPLE" not in body and "u0049OSFODNN7" not in body
+    assert any("[REDACTED" in str(m) for m in view["messages"])
+
+
+@pytest.mark.parametrize("path", ["/agent/%00", "/agent/%00.json", "/agent/a%00b.json"])
+def test_a_run_id_with_a_nul_byte_is_a_404_not_a_server_error(
+    client: TestClient, path: str
+) -> None:
+    sign_in(client, "ann")
+    assert client.get(path).status_code == 404

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
+from harness.console import ConsoleState, create_app
 from harness.console._guard import CSP, MAX_FORM_BYTES
 from harness.console._session import COOKIE
 from tests.unit.harness.console.conftest import ORIGIN, TOKEN, sign_in
@@ -157,7 +158,7 @@ def test_every_response_carries_the_strict_headers(client: TestClient, path: str
     assert response.headers["content-security-policy"] == CSP
     assert "'unsafe-inline'" not in CSP and "http" not in CSP
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["referrer-policy"] == "same-origin"
     assert response.headers["x-frame-options"] == "DENY"
 
 
@@ -172,3 +173,46 @@ def test_the_browsers_favicon_request_is_answered_without_a_session(client: Test
     response = client.get("/favicon.ico")
     assert response.status_code == 204
     assert response.headers["content-security-policy"] == CSP
+
+
+def test_an_oversized_sign_in_is_refused_before_its_form_is_read(client: TestClient) -> None:
+    response = client.post(
+        "/login",
+        content=b"token=" + b"x" * (MAX_FORM_BYTES + 1),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Origin": ORIGIN},
+    )
+    assert response.status_code == 413
+    assert COOKIE not in response.cookies
+
+
+@pytest.mark.parametrize("name", ["console", "Proctor", "SYSTEM"])
+def test_the_names_proctor_records_its_own_actions_under_cannot_sign_in(
+    client: TestClient, name: str
+) -> None:
+    response = client.post(
+        "/login", data={"token": TOKEN, "operator": name}, headers={"Origin": ORIGIN}
+    )
+    assert response.status_code == 400
+    assert COOKIE not in response.cookies
+
+
+def test_a_console_bound_to_another_loopback_address_answers_on_it(
+    console_state: ConsoleState,
+) -> None:
+    from dataclasses import replace
+
+    console_state.config = replace(console_state.config, host="127.0.0.2")
+    app = create_app(console_state)
+    with TestClient(app, base_url="http://127.0.0.2:8767", follow_redirects=False) as other:
+        assert other.get("/login").status_code == 200
+        assert other.get("/login", headers={"Host": "127.0.0.3:8767"}).status_code == 421
+
+
+def test_the_sign_in_url_carries_any_token_intact() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from harness.console._serve import sign_in_url
+
+    token = "pa+ss&w#rd-0123456789 x"
+    url = sign_in_url("127.0.0.1", 8767, token)
+    assert parse_qs(urlsplit(url).query)["token"] == [token]

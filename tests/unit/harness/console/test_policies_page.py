@@ -148,7 +148,17 @@ def test_validating_an_unknown_tool_is_a_contract_problem_at_its_line(
     assert [(p["line"], p["kind"]) for p in body["problems"]] == [(9, "contract")]
 
 
-@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b'{"text": 3}', b"{}", b'{"text": null}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"text": 3}',
+        b"{}",
+        b'{"text": null}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+)
 def test_a_malformed_validation_request_is_a_400_naming_the_problem(
     client: TestClient, body: bytes
 ) -> None:
@@ -453,3 +463,11 @@ def test_on_the_shipped_policy_a_save_is_a_403_and_the_file_is_untouched(
     assert response.status_code == 403
     assert response.json()["reason"] == "read_only"
     assert shipped.read_bytes() == before
+
+
+def test_explain_arguments_nested_past_the_parsers_depth_are_a_400(client: TestClient) -> None:
+    csrf = sign_in(client)
+    deep = "[" * 100_000 + "]" * 100_000
+    request = {"tool": "fs.read", "arguments": deep, "actor": "ann", "agent": "a", "team": "t"}
+    response = client.post("/policies/explain", json=request, headers=_headers(csrf))
+    assert response.status_code == 400
