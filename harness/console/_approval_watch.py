@@ -23,6 +23,7 @@ class ApprovalWatch:
         self._hub = hub
         self._interval = interval
         self._stop = threading.Event()
+        self._seen: frozenset[tuple[str, str]] = frozenset()
         self._seen = self._fingerprint()
         self._thread = threading.Thread(
             target=self._run, name="console-approval-watch", daemon=True
@@ -37,7 +38,7 @@ class ApprovalWatch:
         try:
             return frozenset((r.id, r.state) for r in self._approvals.list(status="pending"))
         except Exception:  # a store that cannot answer now: the next poll tries again
-            return self._seen if hasattr(self, "_seen") else frozenset()
+            return self._seen
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
