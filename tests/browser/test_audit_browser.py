@@ -9,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote, urlparse
 
 import pytest
 from playwright.sync_api import Dialog, Page, expect
@@ -21,22 +20,6 @@ pytestmark = pytest.mark.browser
 PAGE = "/audit"
 
 Login = Callable[[Page, ConsoleProcess, str], None]
-
-
-@pytest.fixture
-def login() -> Login:
-    """The `login` fixture's sign-in, landing on PAGE instead of the console's home page (these
-    tests do not depend on another slice's page being served)."""
-
-    def sign_in(page: Page, console: ConsoleProcess, operator: str) -> None:
-        page.goto(f"{console.login_url}&next={quote(PAGE, safe='')}")
-        page.locator("input[name=operator]").fill(operator)
-        with page.expect_navigation():
-            page.locator("form:has(input[name=operator]) [type=submit]").click()
-        assert urlparse(page.url).path == PAGE, page.inner_text("body")
-        page.locator("nav").first.wait_for(state="visible")
-
-    return sign_in
 
 
 SCRIPT_TAG = "<script>alert(1)</script>"
@@ -115,6 +98,7 @@ def test_the_audit_page_lists_a_run_from_proctor_ask_and_filters_it_by_outcome(
     _ask(console, tmp_path, "run-clean", CLEAN_RUN)
     dialogs = _no_dialogs(page)
     login(page, console, "ann")
+    page.goto(console.url(PAGE))
     page.goto(console.url("/audit"))
     runs = page.locator("#audit-runs tbody tr")
     expect(runs).to_have_count(2)
@@ -149,6 +133,7 @@ def test_verify_says_ok_then_names_the_seq_of_a_tampered_row(
     _ask(console, tmp_path, "run-blocked", BLOCKED_RUN)
     _ask(console, tmp_path, "run-clean", CLEAN_RUN)
     login(page, console, "ann")
+    page.goto(console.url(PAGE))
     page.goto(console.url("/audit"))
     page.get_by_role("button", name="Verify every chain").click()
     expect(page.locator("#verify-summary")).to_have_text("OK: 2 chain(s) verify.")

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote, urlparse
 
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect
@@ -20,22 +19,6 @@ pytestmark = pytest.mark.browser
 PAGE = "/evaluations"
 
 Login = Callable[[Page, ConsoleProcess, str], None]
-
-
-@pytest.fixture
-def login() -> Login:
-    """The `login` fixture's sign-in, landing on PAGE instead of the console's home page (these
-    tests do not depend on another slice's page being served)."""
-
-    def sign_in(page: Page, console: ConsoleProcess, operator: str) -> None:
-        page.goto(f"{console.login_url}&next={quote(PAGE, safe='')}")
-        page.locator("input[name=operator]").fill(operator)
-        with page.expect_navigation():
-            page.locator("form:has(input[name=operator]) [type=submit]").click()
-        assert urlparse(page.url).path == PAGE, page.inner_text("body")
-        page.locator("nav").first.wait_for(state="visible")
-
-    return sign_in
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +60,7 @@ def test_the_evaluations_page_lists_a_run_and_opens_its_trace_viewer_within_its_
     console = start_console("--reports", str(reports_dir))
     violations = _csp_messages(page)
     login(page, console, "ann")
+    page.goto(console.url(PAGE))
     page.goto(console.url("/evaluations"))
     row = page.locator('tr[data-run="run-replay"]')
     expect(row).to_contain_text("replay")
