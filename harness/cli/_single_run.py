@@ -7,9 +7,10 @@ import json
 import click
 from pydantic import TypeAdapter
 
-from governance import Gateway, redact
+from governance import Gateway
 from harness._errors import HarnessError
 from harness._loop import AgentLoop, RunState
+from harness._redact_shown import redact_shown
 from harness._run_store import ProviderSpec, RunStore, StoredRun
 from harness.providers import Provider, ReplayProvider, ScriptStep
 from harness.providers._settings import resolve_settings
@@ -43,7 +44,7 @@ def resume_stored_run(gateway: Gateway, store: RunStore, stored: StoredRun) -> R
 def print_run(state: RunState, *, as_json: bool) -> None:
     if as_json:
         # The stored run keeps what a resume needs (0600 file); what is printed is redacted.
-        shown = redact(state.model_dump(mode="json"))
+        shown = redact_shown(state.model_dump(mode="json"))
         click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
     for span in state.tool_spans:

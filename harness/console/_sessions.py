@@ -36,6 +36,7 @@ from governance import (
 from governance.screening import DEFAULT_CLAIMS_MODE, ClaimsMode, redact_text
 from harness._errors import HarnessError, ProviderError
 from harness._loop import DEFAULT_MAX_STEPS, AgentLoop, RunState, honest_statement
+from harness._redact_shown import redact_shown
 from harness._run_store import ProviderSpec, RunNotFound, RunStore, StoredRun
 from harness.console._journal import LIVE_STATUSES, SessionJournal, SessionRecord, SessionStatus
 from harness.console._live import EventHub
@@ -55,25 +56,6 @@ SHUTDOWN_REASON = "the console shut down while the turn waited for this decision
 EXPIRY_GRACE_SECONDS = 1.0
 
 EventKind = Literal["call", "run", "model", "status"]
-
-
-def redact_deep(value: Any) -> Any:
-    """`redact` for what a page shows, also inside JSON text: tool-call arguments are JSON
-    strings, and a secret written with escapes (`"AKIA\\u0049..."`) is only visible to the
-    redactor once decoded, so such a string is parsed, redacted and written back."""
-    if isinstance(value, str):
-        if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
-            try:
-                parsed = json.loads(value)
-            except (ValueError, RecursionError):
-                return redact_text(value)
-            return json.dumps(redact_deep(parsed), ensure_ascii=False, sort_keys=True)
-        return redact_text(value)
-    if isinstance(value, dict):
-        return redact({key: redact_deep(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return [redact_deep(item) for item in value]
-    return value
 
 
 class SessionError(HarnessError):
@@ -215,7 +197,7 @@ class AgentSessions:
                 )
             )
         record, state, events, hub_id, live = here if here is not None else self._stored(run_id)
-        shown = redact_deep(state.model_dump(mode="json")) if state is not None else None
+        shown = redact_shown(state.model_dump(mode="json")) if state is not None else None
         waiting = state is not None and record.status in LIVE_STATUSES
         held = self._held_view(state) if state is not None and waiting else None
         return {
@@ -570,7 +552,7 @@ class _Stoppable:
         data = {
             "text": redact_text(turn.text) if turn.text is not None else None,
             "tool_calls": [
-                {"id": c.id, "name": c.name, "arguments": redact_deep(c.arguments)}
+                {"id": c.id, "name": c.name, "arguments": redact_shown(c.arguments)}
                 for c in turn.tool_calls
             ],
         }
