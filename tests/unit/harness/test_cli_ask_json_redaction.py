@@ -14,10 +14,11 @@ ESCAPED = '{"path": "notes/AKIA\\u0049OSFODNN7EXAMPLE.txt"}'
 DECODED = "AKIAIOSFODNN7EXAMPLE"
 
 
-def test_a_secret_written_with_json_escapes_is_not_printed(tmp_path: Path) -> None:
+def _ask_json(tmp_path: Path, raw_args: str) -> str:
+    """`proctor ask --json` over a script whose model calls fs.read with `raw_args`; stdout."""
     script = tmp_path / "script.yaml"
     script.write_text(
-        json.dumps([{"calls": [{"tool": "fs.read", "raw_args": ESCAPED}]}, {"answer": "done"}]),
+        json.dumps([{"calls": [{"tool": "fs.read", "raw_args": raw_args}]}, {"answer": "done"}]),
         encoding="utf-8",
     )
     result = CliRunner().invoke(
@@ -26,23 +27,18 @@ def test_a_secret_written_with_json_escapes_is_not_printed(tmp_path: Path) -> No
          "--state-dir", str(tmp_path / "state"), "--run-id", "r1"],
     )  # fmt: skip
     assert result.exit_code in (0, 1), result.output
-    assert DECODED not in result.stdout
-    assert "u0049OSFODNN7" not in result.stdout
-    assert "[REDACTED" in result.stdout
+    return result.stdout
+
+
+def test_a_secret_written_with_json_escapes_is_not_printed(tmp_path: Path) -> None:
+    printed = _ask_json(tmp_path, ESCAPED)
+    assert DECODED not in printed
+    assert "u0049OSFODNN7" not in printed
+    assert "[REDACTED" in printed
 
 
 def test_arguments_with_nothing_to_mask_are_printed_as_the_model_wrote_them(
     tmp_path: Path,
 ) -> None:
     written = '{"path":   "notes/a.txt"}'  # odd spacing: kept, not re-serialised
-    script = tmp_path / "script.yaml"
-    script.write_text(
-        json.dumps([{"calls": [{"tool": "fs.read", "raw_args": written}]}, {"answer": "done"}]),
-        encoding="utf-8",
-    )
-    result = CliRunner().invoke(
-        cli,
-        ["ask", "read the notes", "--script", str(script), "--json",
-         "--state-dir", str(tmp_path / "state"), "--run-id", "r1"],
-    )  # fmt: skip
-    assert json.dumps(written) in result.stdout
+    assert json.dumps(written) in _ask_json(tmp_path, written)
