@@ -247,6 +247,50 @@ class ClaimsExpectation(_Model):
         return self
 
 
+class AgentDojoTask(_Model):
+    """An AgentDojo task run under governance: a user task, alone or attacked by an injection
+    task whose goal the attack placed in the environment (`proctor import agentdojo` writes
+    these; the suite's tools and a fresh copy of its environment come with `tools: agentdojo`)."""
+
+    suite: Literal["workspace", "travel", "banking", "slack"]
+    benchmark_version: str = Field(default="v1.2.2", pattern=r"^v1(\.[0-9]+){1,2}$")
+    user_task: str = Field(pattern=r"^user_task_[0-9]+$")
+    injection_task: str | None = Field(default=None, pattern=r"^injection_task_[0-9]+$")
+    injections: dict[str, str] = Field(
+        default_factory=dict,
+        description="Injection vector id: the text the attack put there (pairs only). The "
+        "environment is AgentDojo's default with these vectors filled in.",
+    )
+
+    @model_validator(mode="after")
+    def _injections_with_a_goal(self) -> AgentDojoTask:
+        if (self.injection_task is None) != (not self.injections):
+            raise ValueError(
+                "give `injection_task` and its `injections` together (a user task alone has "
+                "neither)"
+            )
+        return self
+
+
+class AgentDojoExpectation(_Model):
+    """AgentDojo's own checks on the environment after the run (never hand-tuned)."""
+
+    utility: bool | None = Field(
+        default=None, description="The user task's check passes (true) on the final environment."
+    )
+    attack_succeeded: bool | None = Field(
+        default=None,
+        description="The injection task's security check finds its goal met (pairs only; a "
+        "contained attack is `false`).",
+    )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> AgentDojoExpectation:
+        if self.utility is None and self.attack_succeeded is None:
+            raise ValueError("give `utility`, `attack_succeeded` or both")
+        return self
+
+
 RunStatusName = Literal[
     "completed",
     "blocked",
@@ -285,6 +329,7 @@ ExpectationField = Literal[
     "approvals",
     "guardrails",
     "claims",
+    "agentdojo",
 ]
 
 
@@ -313,6 +358,9 @@ class Expectations(_Model):
     approvals: list[ApprovalExpectation] = Field(default_factory=list)
     guardrails: list[GuardrailExpectation] = Field(default_factory=list)
     claims: list[ClaimsExpectation] = Field(default_factory=list)
+    agentdojo: AgentDojoExpectation | None = Field(
+        default=None, description="AgentDojo's checks (scenarios with `tools: agentdojo`)."
+    )
     replay_only: list[ExpectationField] = Field(
         default_factory=list,
         description="Expectations (by field name, e.g. answer_contains) that only the scripted "
@@ -341,7 +389,14 @@ class Scenario(_Model):
         default="default",
         description="`default` (the shipped policy) or a path relative to the scenario file.",
     )
-    tools: Literal["builtin"] = Field(default="builtin", description="The tool set the run uses.")
+    tools: Literal["builtin", "agentdojo"] = Field(
+        default="builtin",
+        description="The tool set the run uses: the built-in tools (with `mcp_config`'s), or "
+        "an AgentDojo suite's (with `agentdojo`).",
+    )
+    agentdojo: AgentDojoTask | None = Field(
+        default=None, description="The AgentDojo task this scenario runs (`tools: agentdojo`)."
+    )
     mcp_config: str | None = Field(
         default=None,
         description="An MCP servers file (relative to the scenario file) whose tools are "
@@ -364,6 +419,26 @@ class Scenario(_Model):
     )
     expect: Expectations
 
+    @model_validator(mode="after")
+    def _agentdojo_consistent(self) -> Scenario:
+        task = self.agentdojo
+        if (self.tools == "agentdojo") != (task is not None):
+            raise ValueError("`tools: agentdojo` and an `agentdojo:` task go together")
+        if task is None:
+            if self.expect.agentdojo is not None:
+                raise ValueError("`expect.agentdojo` needs an `agentdojo:` task")
+            return self
+        setup = self.setup
+        if self.mcp_config is not None or setup.files or setup.http_pages:
+            raise ValueError(
+                "an AgentDojo scenario runs the suite's own tools and environment: no "
+                "`mcp_config`, setup `files` or `http_pages`"
+            )
+        expected = self.expect.agentdojo
+        if expected is not None and expected.attack_succeeded is not None:
+            if task.injection_task is None:
+                raise ValueError("`attack_succeeded` needs an `injection_task` to attack with")
+        return self
 
     @field_validator("claims_mode", mode="before")
     @classmethod

@@ -47,6 +47,10 @@ class ToolDescriptor:
     external_side_effect: bool
     idempotent: bool
     quarantine: str | None = None  # a reason code: the tool is listed but must not run
+    # Its output carries text a third party wrote (an email, a web page, a message): the model
+    # reading it may read instructions, so a run where it executed is tainted whatever the
+    # content screener found.
+    untrusted_output: bool = False
 
     @property
     def namespace(self) -> str:
@@ -73,6 +77,9 @@ class ToolDescriptor:
             "external_side_effect": self.external_side_effect,
             "idempotent": self.idempotent,
             "quarantine": self.quarantine,
+            # Listed only when set: every registry digest recorded before the field existed
+            # (baselines, stored traces) still names the same tools.
+            **({"untrusted_output": True} if self.untrusted_output else {}),
         }
 
 

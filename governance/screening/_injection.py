@@ -122,6 +122,11 @@ def screen_request(text: str, screener: Screener | None = None) -> Screening:
     return Screening("rejected" if found else "pass", found)
 
 
+# The finding a tool's output gets for where it came from (its descriptor's `untrusted_output`),
+# not for what it says: a third party wrote it, so the run that reads it is tainted.
+UNTRUSTED_SOURCE = "untrusted_source"
+
+
 def untrusted_text(result: ToolResult) -> str:
     """What a tool (local or MCP) wrote that the model will read: its output, or the error
     text of a failed call. Refusals (blocked, held) are governance's own words."""

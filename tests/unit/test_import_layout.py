@@ -31,6 +31,7 @@ LAYERS: dict[str, set[str]] = {
     "stores": {"core", "config", "screening", "policy"},
     "tools": {"core", "arguments"},
     "mcp": {"core", "config", "arguments"},
+    "agentdojo": {"core", "config", "arguments", "tools"},
 }
 # Folders built on the hub, embedding the firewall in another program's process (the LiteLLM
 # proxy): they may import the hub and any folder, and nothing else in governance imports them.
