@@ -63,8 +63,10 @@ FOLDER_API = {
         StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
         write_checkpoint""",
-    "agentdojo": """AGENTDOJO_SUITES AgentDojoMapping AgentDojoMappingError AgentDojoSuite
-        ToolFacts load_agentdojo_mapping mapping_path""",
+    "agentdojo": """AGENTDOJO_SUITES INSTALL_HINT AgentDojoMapping AgentDojoMappingError
+        AgentDojoSuite AgentDojoToolSource AgentDojoUnavailable ReceivedCall SuiteTools ToolFacts
+        Verdict import_suites injection_task judge load_agentdojo_mapping mapping_path
+        render_result suite_tools user_task""",
     "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
         ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
         fs_tools
