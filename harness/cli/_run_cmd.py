@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from harness._scenario_load import IMPORTED_DIR
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._suite_workers import Finished
@@ -193,6 +194,11 @@ def run_command(
                 "holds the scripted runs (pass --baseline FILE to gate against one)"
             )
             no_baseline = True
+    if not scenario_paths and (DEFAULT_SCENARIOS / IMPORTED_DIR).is_dir():
+        click.echo(
+            f"note: {DEFAULT_SCENARIOS / IMPORTED_DIR}/ (imported AgentDojo scenarios) is left "
+            f"out of the default suite; run it with --scenarios {DEFAULT_SCENARIOS / IMPORTED_DIR}"
+        )
     if shard is not None:  # scored, not gated: `proctor merge` gates (harness/cli/_shard_run.py)
         options = RunOptions(provider, scenario_paths, selection, baseline_path, baseline_ref,
                              no_baseline, fail_on_drift)  # fmt: skip
