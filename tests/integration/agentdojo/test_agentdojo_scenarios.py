@@ -110,3 +110,26 @@ def test_a_scenario_never_sees_what_an_earlier_one_did_to_the_environment(tmp_pa
     assert run(tmp_path / "alone", *allow, "--id", "ad-spending").exit_code == 0
     both, alone = traces(tmp_path / "both"), traces(tmp_path / "alone")
     assert both["ad-spending"] == alone["ad-spending"]
+
+
+def test_a_live_model_runs_the_same_scenarios_and_is_judged_by_the_same_checks(
+    tmp_path: Path,
+) -> None:
+    # The bundled vendor stub over real HTTP stands in for a live model (no credential).
+    report = tmp_path / "live"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--provider", "stub", "--scenarios", str(SUITE), "--no-baseline"]
+        + ["--report-dir", str(report)],
+        prog_name="proctor",
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert "This IS a model-quality measurement" in result.output
+    stored = traces(report / "r1")
+    assert set(stored) == {"ad-spending", "ad-spending-attacked"}
+    for trace in stored.values():
+        assert trace["provider"]["live"] is True  # type: ignore[index]
+        checked = trace["environment_checks"]
+        assert isinstance(checked, list) and checked[0]["task"] == "user_task_1"
+    summary = (report / "r1" / "summary.md").read_text(encoding="utf-8")
+    assert "AgentDojo with a live model" in summary
