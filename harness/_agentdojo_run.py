@@ -13,6 +13,7 @@ from typing import Any
 
 from governance.agentdojo import (
     AgentDojoToolSource,
+    copy_environment,
     injection_task,
     judge,
     suite_tools,
@@ -36,7 +37,7 @@ def prepare_world(task: AgentDojoTask) -> AgentDojoWorld:
     goal = user_task(tools, task.user_task)
     attack = injection_task(tools, task.injection_task) if task.injection_task else None
     environment = goal.init_environment(tools.environment(task.injections))
-    pre = environment.model_copy(deep=True)
+    pre = copy_environment(environment)
     return AgentDojoWorld(task, AgentDojoToolSource(tools, environment), pre, goal, attack)
 
 

@@ -20,6 +20,7 @@ from governance.agentdojo._suite import (
     INSTALL_HINT,
     AgentDojoUnavailable,
     SuiteTools,
+    copy_environment,
     import_suites,
     suite_tools,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "SuiteTools",
     "ToolFacts",
     "Verdict",
+    "copy_environment",
     "import_suites",
     "injection_task",
     "judge",

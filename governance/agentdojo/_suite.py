@@ -12,7 +12,7 @@ would fold its line breaks: the words are the same).
 
 from __future__ import annotations
 
-import copy
+import pickle
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -176,7 +176,11 @@ class SuiteTools:
         )
         self._defaults = dict(defaults)
         self._spots = spots
-        self._pristine = self.suite.load_and_inject_default_environment({})
+        # Kept pickled: unpickling is ~3x faster than copy.deepcopy of these pydantic trees (and
+        # keeps the objects two fields share, e.g. a file in both `initial_files` and `files`).
+        self._pristine = pickle.dumps(
+            self.suite.load_and_inject_default_environment({}), protocol=pickle.HIGHEST_PROTOCOL
+        )
 
     def vectors(self) -> dict[str, str]:
         """Injection vector id -> its default (harmless) text."""
@@ -195,7 +199,7 @@ class SuiteTools:
                 raise AgentDojoUnavailable(
                     f"suite {self.name!r} has no injection vector {', '.join(unknown)}"
                 )
-            environment = copy.deepcopy(self._pristine)
+            environment = pickle.loads(self._pristine)
             if not injections:
                 return environment
             texts = {**self._defaults, **injections}
@@ -212,6 +216,11 @@ class SuiteTools:
                 if owner is not environment:
                     _validate_in_place(owner)
             return environment
+
+
+def copy_environment(environment: Any) -> Any:
+    """A deep copy of an environment (the pre-run state AgentDojo's checks compare with)."""
+    return pickle.loads(pickle.dumps(environment, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 _SUITES: dict[tuple[str, str], SuiteTools] = {}

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CheckName = Literal["utility", "attack_succeeded"]
-
 from governance.agentdojo._source import ReceivedCall
 from governance.agentdojo._suite import AgentDojoUnavailable, SuiteTools
+
+CheckName = Literal["utility", "attack_succeeded"]
 
 
 @dataclass(frozen=True, slots=True)

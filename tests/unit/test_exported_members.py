@@ -65,8 +65,8 @@ FOLDER_API = {
         write_checkpoint""",
     "agentdojo": """AGENTDOJO_SUITES INSTALL_HINT AgentDojoMapping AgentDojoMappingError
         AgentDojoSuite AgentDojoToolSource AgentDojoUnavailable ReceivedCall SuiteTools ToolFacts
-        Verdict import_suites injection_task judge load_agentdojo_mapping mapping_path
-        render_result suite_tools user_task""",
+        Verdict copy_environment import_suites injection_task judge load_agentdojo_mapping
+        mapping_path render_result suite_tools user_task""",
     "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
         ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
         fs_tools
