@@ -25,13 +25,13 @@ from governance.agentdojo._mapping import (
     mapping_path,
 )
 from governance.core._contracts import ToolDescriptor
-from governance.core._errors import GovernanceError
+from governance.core._errors import ExtraUnavailable
 
 INSTALL_HINT = "pip install 'proctor[agentdojo]'"
 SOURCE_NAME = "agentdojo"
 
 
-class AgentDojoUnavailable(GovernanceError):
+class AgentDojoUnavailable(ExtraUnavailable):
     """The optional `agentdojo` package is missing, or does not know a suite/version/task."""
 
 

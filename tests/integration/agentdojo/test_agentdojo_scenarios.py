@@ -133,3 +133,23 @@ def test_a_live_model_runs_the_same_scenarios_and_is_judged_by_the_same_checks(
         assert isinstance(checked, list) and checked[0]["task"] == "user_task_1"
     summary = (report / "r1" / "summary.md").read_text(encoding="utf-8")
     assert "AgentDojo with a live model" in summary
+
+
+def test_unknown_tasks_and_vectors_are_contract_violations_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "banking"
+    suite.mkdir()
+    text = (SUITE / "spending.yaml").read_text(encoding="utf-8")
+    text = text.replace("user_task: user_task_1}", "user_task: user_task_99}")
+    text = text.replace("injection_incoming_transaction:", "injection_incoming_transactio:")
+    (suite / "spending.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "taint.yaml").write_text((DATA / "taint.yaml").read_text("utf-8"), "utf-8")
+    result = CliRunner().invoke(
+        cli, ["run", "--scenarios", str(suite), "--no-baseline"], prog_name="proctor"
+    )
+    assert result.exit_code == 3, result.output
+    assert "spending.yaml:10: scenario ad-spending: suite 'banking' (v1.2.2) has no user task" in (
+        result.output
+    )
+    assert "did you mean 'injection_incoming_transaction'?" in result.output
