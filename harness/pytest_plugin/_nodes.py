@@ -94,7 +94,8 @@ def _children(
 
 
 class ScenarioFile(pytest.File):
-    """A scenario file: one item per scenario, in file order."""
+    """A scenario file (inside the suite, or given to `--proctor-scenarios` itself): one item
+    per scenario, in file order."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         entries: list[ScenarioEntry] = _checked(
@@ -102,10 +103,6 @@ class ScenarioFile(pytest.File):
         )
         for entry in entries:
             yield ScenarioItem.from_parent(self, name=entry.scenario_id, entry=entry)
-
-
-class SuiteFile(ScenarioFile):
-    """A scenario file given to `--proctor-scenarios` itself."""
 
 
 class ScenarioItem(pytest.Item):

@@ -30,8 +30,8 @@ from harness.pytest_plugin._nodes import (
     PLUGIN_KEY,
     SCENARIO_PROPERTY,
     ScenarioEntry,
+    ScenarioFile,
     SuiteDir,
-    SuiteFile,
     SuiteInvalid,
 )
 
@@ -118,7 +118,7 @@ class ProctorPlugin:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
         if file_path.resolve() in self.roots:
-            return SuiteFile.from_parent(parent, path=file_path)
+            return ScenarioFile.from_parent(parent, path=file_path)
         return None
 
     @pytest.hookimpl(optionalhook=True)

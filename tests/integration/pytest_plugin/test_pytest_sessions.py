@@ -1,5 +1,12 @@
 """`pytest --proctor` in real pytest sessions (pytester) over a small copy of the shipped suite
-with its own baseline: outcomes, failure text, selection, -x, --lf, xdist and the gate."""
+with its own baseline: outcomes, failure text, selection, -x, --lf, xdist and the gate.
+
+Every session runs in a subprocess: an in-process session drops at its end the modules it
+imported, and the harness imports some lazily (deepdiff for a drift diff, which imports
+numpy); a C extension cannot be imported twice in one process, so a later test importing it
+again broke. The sessions load this plugin only (and xdist where asked), through `-p`; the
+entry point itself is exercised with autoloading on.
+"""
 
 from __future__ import annotations
 
@@ -30,10 +37,16 @@ def small_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def suite(small_template: Path, pytester: pytest.Pytester) -> Path:
+def suite(small_template: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The small suite (5 scenarios) and its baseline in the session's directory."""
     shutil.copytree(small_template, pytester.path, dirs_exist_ok=True)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return pytester.path
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """A session in a subprocess with the plugin loaded (and no other)."""
+    return pytester.runpytest_subprocess("-p", "harness.pytest_plugin", *args)
 
 
 def expect_text(root: Path, file: str, sid: str, text: str) -> None:
@@ -59,7 +72,7 @@ def drop_ticket_check(root: Path) -> None:
 def test_every_scenario_is_an_item_and_a_clean_run_passes_the_gate(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
-    result = pytester.runpytest("--proctor", "-v")
+    result = run(pytester, "--proctor", "-v")
     result.assert_outcomes(passed=5)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
@@ -77,7 +90,7 @@ def test_a_failed_check_fails_its_item_naming_the_check_id_and_why(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
     expect_text(suite, "reads.yaml", "read-order-lookup", "delivered")
-    result = pytester.runpytest("--proctor", "--proctor-no-baseline", "-ra")
+    result = run(pytester, "--proctor", "--proctor-no-baseline", "-ra")
     result.assert_outcomes(passed=4, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
@@ -94,7 +107,7 @@ def test_a_regression_fails_the_session_with_the_cli_message_though_every_item_p
     suite: Path, pytester: pytest.Pytester
 ) -> None:
     drop_ticket_check(suite)
-    result = pytester.runpytest("--proctor")
+    result = run(pytester, "--proctor")
     result.assert_outcomes(passed=5)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
@@ -109,7 +122,7 @@ def test_a_regression_fails_the_session_with_the_cli_message_though_every_item_p
 
 def test_no_baseline_option_scores_without_gating(suite: Path, pytester: pytest.Pytester) -> None:
     drop_ticket_check(suite)
-    result = pytester.runpytest("--proctor", "--proctor-no-baseline")
+    result = run(pytester, "--proctor", "--proctor-no-baseline")
     result.assert_outcomes(passed=5)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*= Proctor: NOT GATED =*", "NOT GATED: --proctor-no-baseline"])
@@ -121,7 +134,7 @@ def test_without_a_baseline_file_the_run_says_it_is_not_gated(
 ) -> None:
     shutil.rmtree(suite / "baselines")
     drop_ticket_check(suite)
-    result = pytester.runpytest("--proctor")
+    result = run(pytester, "--proctor")
     result.assert_outcomes(passed=5)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["NOT GATED: no baseline at baselines/baseline.json*"])
@@ -131,7 +144,7 @@ def test_k_selects_scenarios_by_id_and_the_partial_run_is_gated_on_them_only(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
     drop_ticket_check(suite)  # a regression, but in a scenario the run does not select
-    result = pytester.runpytest("--proctor", "-k", "not ticket")
+    result = run(pytester, "--proctor", "-k", "not ticket")
     result.assert_outcomes(passed=4, deselected=1)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
@@ -141,7 +154,7 @@ def test_k_selects_scenarios_by_id_and_the_partial_run_is_gated_on_them_only(
             "these against their baseline entries",
         ]
     )
-    selected = pytester.runpytest("--proctor", "-k", "ticket")
+    selected = run(pytester, "--proctor", "-k", "ticket")
     selected.assert_outcomes(passed=1, deselected=4)
     assert selected.ret == pytest.ExitCode.TESTS_FAILED
     selected.stdout.fnmatch_lines([f"  ▼ {LOST_TICKET_CHECK}: *"])
@@ -155,9 +168,9 @@ def test_m_selects_scenarios_by_tag_and_tags_become_declared_markers(
 
     edit_scenario(suite, "budgets.yaml", "budget-run-limit-stops-a-loop", tag)
     strict = ("--strict-markers", "-W", "error")
-    result = pytester.runpytest("--proctor", *strict, "-m", "smoke")
+    result = run(pytester, "--proctor", *strict, "-m", "smoke")
     result.assert_outcomes(passed=1, deselected=4)  # read-order-lookup: tags [reads, smoke]
-    mapped = pytester.runpytest("--proctor", *strict, "-m", "default_policy and tag_skip", "-v")
+    mapped = run(pytester, "--proctor", *strict, "-m", "default_policy and tag_skip", "-v")
     mapped.assert_outcomes(passed=1, deselected=4)  # a tag `skip` never skips a scenario
     mapped.stdout.fnmatch_lines(["*::budget-run-limit-stops-a-loop PASSED*"])
 
@@ -166,10 +179,10 @@ def test_the_flag_alone_collects_the_suite_only_and_paths_add_their_tests(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
-    alone = pytester.runpytest("--proctor", "-v")
+    alone = run(pytester, "--proctor", "-v")
     alone.assert_outcomes(passed=5)
     assert "test_plain" not in alone.stdout.str()
-    both = pytester.runpytest("--proctor", "test_plain.py", "-v")
+    both = run(pytester, "--proctor", "test_plain.py", "-v")
     both.assert_outcomes(passed=6)
     both.stdout.fnmatch_lines(["test_plain.py::test_plain PASSED*"])
     assert "PARTIAL RUN" not in both.stdout.str()
@@ -178,7 +191,7 @@ def test_the_flag_alone_collects_the_suite_only_and_paths_add_their_tests(
 def test_a_path_inside_the_suite_narrows_the_run_to_it(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
-    result = pytester.runpytest("--proctor", "scenarios/budgets.yaml")
+    result = run(pytester, "--proctor", "scenarios/budgets.yaml")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         ["PARTIAL RUN: 1 of 5 scenarios selected by scenarios/budgets.yaml*"]
@@ -188,18 +201,18 @@ def test_a_path_inside_the_suite_narrows_the_run_to_it(
 def test_x_stops_at_the_first_failed_scenario(suite: Path, pytester: pytest.Pytester) -> None:
     expect_text(suite, "blocks.yaml", "block-delete-by-rule", "never said")
     expect_text(suite, "reads.yaml", "read-order-lookup", "never said")
-    every = pytester.runpytest("--proctor", "--proctor-no-baseline")
+    every = run(pytester, "--proctor", "--proctor-no-baseline")
     every.assert_outcomes(passed=3, failed=2)
-    stopped = pytester.runpytest("--proctor", "--proctor-no-baseline", "-x")
+    stopped = run(pytester, "--proctor", "--proctor-no-baseline", "-x")
     stopped.assert_outcomes(failed=1)
     stopped.stdout.fnmatch_lines(["*block-delete-by-rule*", "*stopping after 1 failures*"])
 
 
 def test_lf_reruns_only_the_failed_scenario(suite: Path, pytester: pytest.Pytester) -> None:
     expect_text(suite, "reads.yaml", "read-order-lookup", "never said")
-    first = pytester.runpytest("--proctor", "--proctor-no-baseline")
+    first = run(pytester, "--proctor", "--proctor-no-baseline")
     first.assert_outcomes(passed=4, failed=1)
-    again = pytester.runpytest("--proctor", "--proctor-no-baseline", "--lf", "-v")
+    again = run(pytester, "--proctor", "--proctor-no-baseline", "--lf", "-v")
     again.assert_outcomes(failed=1)
     again.stdout.fnmatch_lines(
         ["run-last-failure: rerun previous 1 failure*", "*::read-order-lookup FAILED*"]
@@ -212,8 +225,8 @@ def test_xdist_workers_give_the_same_outcome_and_the_gate_runs_once_over_every_r
 ) -> None:
     expect_text(suite, "blocks.yaml", "block-unknown-tool", "never said")
     drop_ticket_check(suite)
-    serial = pytester.runpytest("--proctor")
-    parallel = pytester.runpytest_subprocess("--proctor", "-n", "2")
+    serial = run(pytester, "--proctor")
+    parallel = run(pytester, "-p", "xdist.plugin", "--proctor", "-n", "2")
     for result in (serial, parallel):
         result.assert_outcomes(passed=4, failed=1)
         assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -234,7 +247,7 @@ def test_an_invalid_scenario_file_is_a_collection_error_with_the_cli_message(
     )
     with pytest.raises(ScenarioError) as cli:  # what `proctor run` prints after `error: `
         load_checked_suite([suite / "scenarios"])
-    result = pytester.runpytest("--proctor")
+    result = run(pytester, "--proctor")
     result.assert_outcomes(errors=1)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     text = result.stdout.str()
@@ -249,23 +262,23 @@ def test_an_invalid_scenario_file_is_a_collection_error_with_the_cli_message(
 def test_proctor_options_are_usage_errors_without_the_flag_or_a_baseline(
     suite: Path, pytester: pytest.Pytester
 ) -> None:
-    stray = pytester.runpytest("--proctor-no-baseline")
+    stray = run(pytester, "--proctor-no-baseline")
     assert stray.ret == pytest.ExitCode.USAGE_ERROR
     stray.stderr.fnmatch_lines(["*--proctor-no-baseline: only with --proctor*"])
-    missing = pytester.runpytest("--proctor", "--proctor-baseline", "nowhere.json")
+    missing = run(pytester, "--proctor", "--proctor-baseline", "nowhere.json")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*--proctor-baseline: no baseline at nowhere.json*"])
     (suite / "baselines" / "baseline.json").write_text("{not json", "utf-8")
-    broken = pytester.runpytest("--proctor")
+    broken = run(pytester, "--proctor")
     assert broken.ret == pytest.ExitCode.USAGE_ERROR
     broken.stderr.fnmatch_lines(["*the baseline cannot be used: *baseline.json*"])
-    nowhere = pytester.runpytest("--proctor-scenarios", "no-such-dir")
+    nowhere = run(pytester, "--proctor-scenarios", "no-such-dir")
     assert nowhere.ret == pytest.ExitCode.USAGE_ERROR
     nowhere.stderr.fnmatch_lines(["*no scenario suite at no-such-dir*"])
 
 
-def test_help_shows_the_options(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--help")
+def test_help_shows_the_options(suite: Path, pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--help")
     result.stdout.fnmatch_lines(
         [
             "Proctor scenarios as tests (pytest --proctor):",
@@ -278,8 +291,9 @@ def test_help_shows_the_options(pytester: pytest.Pytester) -> None:
 
 
 def test_without_the_flag_nothing_is_collected_and_no_harness_module_is_imported(
-    suite: Path, pytester: pytest.Pytester
+    suite: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the entry point loads the plugin
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     pytester.makeconftest(
         "import sys\n\n\n"
