@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from harness._agentdojo_table import render_table
 from harness._coverage import render_coverage
-from harness._results import SuiteResult
+from harness._results import CheckResult, SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
     PARTIAL_COVERAGE,
@@ -43,9 +43,7 @@ def render_terminal(result: SuiteResult) -> str:
     failed = result.failed_checks
     if failed:
         lines += ["", f"Failed checks ({len(failed)}):"]
-        lines += [
-            f"  ✗ {one_line(c.scenario_id)}  {one_line(c.id)}: {one_line(c.why)}" for c in failed
-        ]
+        lines += [failed_check_line(c) for c in failed]
 
     gate = result.gate
     if gate is not None and gate.regressions:
@@ -83,6 +81,11 @@ def render_terminal(result: SuiteResult) -> str:
         lines += ["", *(one_line(line) for line in table)]
     lines += ["", counts_line(result)]
     return "\n".join(lines) + "\n"
+
+
+def failed_check_line(check: CheckResult) -> str:
+    """`  ✗ <scenario>  <check id>: <why>`: a failed check as the terminal report lists it."""
+    return f"  ✗ {one_line(check.scenario_id)}  {one_line(check.id)}: {one_line(check.why)}"
 
 
 def _headline(result: SuiteResult) -> str:
