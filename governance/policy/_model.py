@@ -152,6 +152,15 @@ class ConditionModel(_Model):
 
     arg: _NonEmpty
     negate: StrictBool = False
+    items: Literal["all", "any"] | None = Field(
+        None,
+        description=(
+            "The argument is a list (recipients, participants): the check, negated or not, is "
+            "applied to each item; `all` passes when every item passes (an empty list or null "
+            "does), `any` when at least one does. A value that is not a list cannot be judged: "
+            "an allow does not apply, a block or require_approval does."
+        ),
+    )
     path_prefix: str | None = Field(
         None, description="Passes when the canonicalised relative path lies under this directory."
     )

@@ -271,16 +271,34 @@ class Condition:
     check: Check
     negate: bool = False
     restrictive: bool = False
+    # A list argument judged item by item: "all" items or "any" item must pass; None: the
+    # value itself is judged.
+    items: Literal["all", "any"] | None = None
 
     def holds(self, arguments: Mapping[str, Any]) -> bool:
         if self.arg not in arguments:
             return False
         value = arguments[self.arg]
+        if self.items is None:
+            return self._value_holds(value)
+        if value is None:  # an optional list given as null is a list of nothing
+            value = []
+        if not isinstance(value, list | tuple):
+            return self.restrictive  # cannot be judged item by item: fail closed
+        judged = (self._value_holds(item) for item in value)
+        return all(judged) if self.items == "all" else any(judged)
+
+    def _value_holds(self, value: object) -> bool:
         if self.check.test(value, negate=self.negate):
             return True
         return self.restrictive and not self.check.test(value, negate=not self.negate)
 
     def describe(self) -> str:
+        if self.items is not None:
+            check = self.check.describe()
+            return f"{self.items} items of {self.arg}: " + (
+                f"NOT({check})" if self.negate else check
+            )
         text = f"{self.arg} {self.check.describe()}"
         return f"NOT({text})" if self.negate else text
 
