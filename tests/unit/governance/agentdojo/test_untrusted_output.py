@@ -13,14 +13,15 @@ somewhere and every tool must run without error at least once.
 from __future__ import annotations
 
 import copy
+import importlib
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic_core import to_json
 
 from governance.agentdojo import AGENTDOJO_SUITES, load_agentdojo_mapping, mapping_path
-from tests.agentdojo_required import require_agentdojo
 
 
 def _environment_values(suite: str, env: Any) -> dict[str, list[Any]]:
@@ -95,8 +96,7 @@ def _calls(suite: Any, name: str, env: Any) -> Iterator[tuple[str, dict[str, Any
 
 def _shown_vectors(name: str, suite: Any) -> tuple[dict[str, set[str]], set[str], set[str]]:
     """(tool -> vectors its results showed, every vector, tools that ran without error)."""
-    functions_runtime = require_agentdojo("agentdojo.functions_runtime")
-    to_json = require_agentdojo("pydantic_core").to_json
+    functions_runtime = importlib.import_module("agentdojo.functions_runtime")
     vectors = suite.get_injection_vector_defaults()
     canaries = {vector: f"PROCTORCANARY{index:03d}Q" for index, vector in enumerate(vectors)}
     env = suite.load_and_inject_default_environment(canaries)
