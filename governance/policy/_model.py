@@ -155,10 +155,10 @@ class ConditionModel(_Model):
     items: Literal["all", "any"] | None = Field(
         None,
         description=(
-            "The argument is a list (recipients, participants): the check, negated or not, is "
-            "applied to each item; `all` passes when every item passes (an empty list or null "
-            "does), `any` when at least one does. A value that is not a list cannot be judged: "
-            "an allow does not apply, a block or require_approval does."
+            "Judge the argument value by value: a list's items (recipients, participants), a "
+            "single value as itself, null (an optional argument left out) as no value. `all` "
+            "passes when every value passes (none at all does), `any` when at least one does; "
+            "`negate` applies to each value."
         ),
     )
     path_prefix: str | None = Field(

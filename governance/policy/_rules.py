@@ -271,8 +271,8 @@ class Condition:
     check: Check
     negate: bool = False
     restrictive: bool = False
-    # A list argument judged item by item: "all" items or "any" item must pass; None: the
-    # value itself is judged.
+    # Judged value by value (a list's items): "all" or "any" of them must pass; None: the
+    # argument is judged as one value.
     items: Literal["all", "any"] | None = None
 
     def holds(self, arguments: Mapping[str, Any]) -> bool:
@@ -281,10 +281,12 @@ class Condition:
         value = arguments[self.arg]
         if self.items is None:
             return self._value_holds(value)
-        if value is None:  # an optional list given as null is a list of nothing
+        # The values given: a list's items, a single value as itself, null (an optional
+        # argument left out: the firewall fills schema defaults in) as none at all.
+        if value is None:
             value = []
-        if not isinstance(value, list | tuple):
-            return self.restrictive  # cannot be judged item by item: fail closed
+        elif not isinstance(value, list | tuple):
+            value = [value]
         judged = (self._value_holds(item) for item in value)
         return all(judged) if self.items == "all" else any(judged)
 

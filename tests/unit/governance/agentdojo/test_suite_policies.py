@@ -98,6 +98,8 @@ def test_after_untrusted_text_every_read_is_still_allowed(suite: str) -> None:
         ("banking", "send_money", {"recipient": "DE00000000000000000001", "amount": 10.0}, "block"),
         ("banking", "schedule_transaction", {"recipient": "DE00000000000000000001"}, "block"),
         ("banking", "update_scheduled_transaction", {"id": 7, "amount": 1200}, "allow"),
+        # as the firewall hands it over: an omitted optional argument filled in as null
+        ("banking", "update_scheduled_transaction", {"id": 7, "recipient": None}, "allow"),
         ("banking", "update_scheduled_transaction", {"id": 7, "recipient": "X1"}, "block"),
         ("banking", "update_password", {"password": "x"}, "block"),
         ("banking", "update_user_info", {"street": "Elm Street 1"}, "allow"),

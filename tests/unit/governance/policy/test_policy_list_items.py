@@ -1,5 +1,5 @@
-"""Conditions on list arguments (`items: all | any`): a recipients or participants list is
-judged item by item, and anything that cannot be judged that way fails closed."""
+"""Conditions judged value by value (`items: all | any`): a recipients or participants list
+item by item, a single value as itself, null as no value; what cannot be judged fails closed."""
 
 from __future__ import annotations
 
@@ -48,8 +48,9 @@ def _decide(when: dict[str, Any], effect: str, arguments: dict[str, Any]) -> str
         (["a@example.com", "mallory@evil.test"], "block"),
         ([], "allow"),
         (None, "allow"),  # an optional list sent as null holds nothing
-        ("a@example.com", "block"),  # not a list: cannot be judged item by item
-        ([["a@example.com"]], "block"),
+        ("a@example.com", "allow"),  # a single value is judged as itself
+        ("mallory@evil.test", "block"),
+        ([["a@example.com"]], "block"),  # an item that is itself a list cannot be judged
     ],
 )
 def test_an_allow_with_all_items_passes_only_when_every_item_passes(
@@ -66,9 +67,11 @@ def test_an_allow_with_all_items_passes_only_when_every_item_passes(
         (["a@example.com"], "allow"),
         (["a@example.com", "mallory@evil.test"], "block"),
         (["a@example.com", 7], "block"),  # an item that cannot be judged counts against it
-        ("mallory@evil.test", "block"),  # not a list: a restrictive rule fails closed
+        ("mallory@evil.test", "block"),  # a single value is judged as itself
+        ("a@example.com", "allow"),
+        ({"to": "a@example.com"}, "block"),  # cannot be judged: a restrictive rule holds
         ([], "allow"),
-        (None, "allow"),
+        (None, "allow"),  # an optional argument left out (filled in as null): nothing to block
     ],
 )
 def test_a_block_on_any_item_outside_the_list_stops_the_call(value: object, effect: str) -> None:
