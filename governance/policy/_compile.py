@@ -85,7 +85,13 @@ def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition
         check = UrlHostCheck(tuple(model.url_host))
     else:  # the model already refuses a condition without a check
         raise ValueError(f"condition on {model.arg!r} has no check")
-    return Condition(arg=model.arg, check=check, negate=model.negate, restrictive=restrictive)
+    return Condition(
+        arg=model.arg,
+        check=check,
+        negate=model.negate,
+        restrictive=restrictive,
+        items=model.items,
+    )
 
 
 def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:

@@ -152,6 +152,15 @@ class ConditionModel(_Model):
 
     arg: _NonEmpty
     negate: StrictBool = False
+    items: Literal["all", "any"] | None = Field(
+        None,
+        description=(
+            "Judge the argument value by value: a list's items (recipients, participants), a "
+            "single value as itself, null (an optional argument left out) as no value. `all` "
+            "passes when every value passes (none at all does), `any` when at least one does; "
+            "`negate` applies to each value."
+        ),
+    )
     path_prefix: str | None = Field(
         None, description="Passes when the canonicalised relative path lies under this directory."
     )

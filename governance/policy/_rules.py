@@ -271,16 +271,36 @@ class Condition:
     check: Check
     negate: bool = False
     restrictive: bool = False
+    # Judged value by value (a list's items): "all" or "any" of them must pass; None: the
+    # argument is judged as one value.
+    items: Literal["all", "any"] | None = None
 
     def holds(self, arguments: Mapping[str, Any]) -> bool:
         if self.arg not in arguments:
             return False
         value = arguments[self.arg]
+        if self.items is None:
+            return self._value_holds(value)
+        # The values given: a list's items, a single value as itself, null (an optional
+        # argument left out: the firewall fills schema defaults in) as none at all.
+        if value is None:
+            value = []
+        elif not isinstance(value, list | tuple):
+            value = [value]
+        judged = (self._value_holds(item) for item in value)
+        return all(judged) if self.items == "all" else any(judged)
+
+    def _value_holds(self, value: object) -> bool:
         if self.check.test(value, negate=self.negate):
             return True
         return self.restrictive and not self.check.test(value, negate=not self.negate)
 
     def describe(self) -> str:
+        if self.items is not None:
+            check = self.check.describe()
+            return f"{self.items} items of {self.arg}: " + (
+                f"NOT({check})" if self.negate else check
+            )
         text = f"{self.arg} {self.check.describe()}"
         return f"NOT({text})" if self.negate else text
 
