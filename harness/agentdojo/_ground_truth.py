@@ -101,6 +101,30 @@ def walk(
     return Walk(steps, tuple(revealed))
 
 
+def attack_reaches_its_goal(
+    tools: Sequence[Any],
+    injection_task: Any,
+    pre_environment: Any,
+    steps: Sequence[Step],
+    answer: str,
+) -> bool:
+    """Whether AgentDojo's security check finds the injection task's goal met after `steps`
+    run (as AgentDojo's runtime runs them, failures included) on a copy of `pre_environment`
+    and the model answers `answer`: the worst case a pair's script must really be."""
+    from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
+
+    environment = pre_environment.model_copy(deep=True)
+    runtime = FunctionsRuntime(list(tools))
+    trace = []
+    for step in steps:
+        runtime.run_function(environment, step.function, dict(step.args))
+        trace.append(FunctionCall(function=step.function, args=dict(step.args)))
+    met = injection_task.security_from_traces(answer, pre_environment, environment, trace)
+    if met is None:  # AgentDojo's order: the traces first, then the environments
+        met = injection_task.security(answer, pre_environment, environment)
+    return bool(met)
+
+
 def _json_args(task_id: str, function: str, args: Mapping[str, Any]) -> dict[str, Any]:
     try:
         text = json.dumps(dict(args), ensure_ascii=False, allow_nan=False)

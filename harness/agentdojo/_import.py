@@ -25,10 +25,11 @@ from harness.agentdojo._files import header, refuse_foreign, remove_stale, rende
 from harness.agentdojo._ground_truth import (
     GroundTruthError,
     Walk,
+    attack_reaches_its_goal,
     ground_truth_steps,
     walk,
 )
-from harness.agentdojo._scenarios import Attack, TaskFacts, alone, attacked
+from harness.agentdojo._scenarios import Attack, TaskFacts, alone, attacked, live_only
 
 INSTALL_COMMAND = "pip install 'proctor[agentdojo]'"
 DEFAULT_VERSION = "v1.2.2"
@@ -64,6 +65,7 @@ class SuiteImport:
     unchanged: int
     removed: tuple[Path, ...]
     no_vector: tuple[str, ...] = field(default=())  # user tasks that show no injection
+    live_only: Mapping[str, int] = field(default_factory=dict)  # injection task: pairs
 
     @property
     def scenarios(self) -> int:
@@ -103,14 +105,19 @@ def agentdojo_version() -> str:
 
 def import_agentdojo(request: ImportRequest, progress: Callable[[str], None]) -> list[SuiteImport]:
     """Write the scenario files `request` asks for; `progress` hears one line per suite (and
-    one per user task that shows no injection)."""
+    one per user task that shows no injection). Nothing is written unless every file can be."""
     benchmark = load_benchmark(request.benchmark_version)
+    missing = [name for name in request.suites if name not in benchmark]
+    if missing:
+        raise UsageProblem(
+            f"benchmark {request.benchmark_version} has no suite {', '.join(missing)}"
+        )
     _check_filters(request, [benchmark[name] for name in request.suites])
+    made = {name: _suite_files(request, benchmark[name], progress) for name in request.suites}
+    refuse_foreign(path for files, _ in made.values() for path in files)
     done = []
-    for name in request.suites:
-        files, summary = _suite_files(request, benchmark[name], progress)
+    for name, (files, summary) in made.items():
         directory = request.out / name
-        refuse_foreign(files)
         written = sum(write_if_changed(path, text) for path, text in files.items())
         removed = () if request.filtered else tuple(remove_stale(directory, files))
         done.append(
@@ -123,9 +130,12 @@ def import_agentdojo(request: ImportRequest, progress: Callable[[str], None]) ->
                 unchanged=len(files) - written,
                 removed=removed,
                 no_vector=tuple(summary.no_vector),
+                live_only=dict(sorted(summary.live_only.items(), key=lambda kv: _number(kv[0]))),
             )
         )
         progress(_progress_line(done[-1]))
+        if done[-1].live_only:
+            progress(_live_only_note(done[-1]))
     return done
 
 
@@ -134,6 +144,7 @@ class _Count:
     user_tasks: int = 0
     pairs: int = 0
     no_vector: list[str] = field(default_factory=list)
+    live_only: dict[str, int] = field(default_factory=dict)  # injection task: pairs
 
 
 def _suite_files(
@@ -180,7 +191,19 @@ def _suite_files(
                 attacked_steps = ground_truth_steps(user_task, pre)
                 _same_calls(suite.name, task_id, injection_id, found, attacked_steps)
                 attack = Attack(injection_id, injections, ground_truth_steps(injection_task, pre))
-                scenarios.append(attacked(facts, attacked_steps, reveal, attack))
+                obeyed = [
+                    *attacked_steps[: reveal + 1],
+                    *attack.steps,
+                    *attacked_steps[reveal + 1 :],
+                ]
+                if attack_reaches_its_goal(
+                    suite.tools, injection_task, pre, obeyed, user_task.GROUND_TRUTH_OUTPUT
+                ):
+                    scenarios.append(attacked(facts, attacked_steps, reveal, attack))
+                else:
+                    scenarios.append(live_only(facts, attack))
+                    count.live_only.setdefault(injection_id, 0)
+                    count.live_only[injection_id] += 1
                 count.pairs += 1
         for scenario in scenarios:
             Scenario.model_validate(scenario)
@@ -230,11 +253,22 @@ def _relative(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
 
 
+def _live_only_note(done: SuiteImport) -> str:
+    tasks = ", ".join(f"{task} ({pairs})" for task, pairs in done.live_only.items())
+    return (
+        f"note: {done.suite}: {sum(done.live_only.values())} pairs are live-only (no replay "
+        f"script): AgentDojo's ground truth of {tasks} does not meet its own security check"
+    )
+
+
 def _progress_line(done: SuiteImport) -> str:
     removed = f", {len(done.removed)} stale removed" if done.removed else ""
     files = done.written + done.unchanged
+    blind = (
+        f" ({len(done.no_vector)} user tasks show no injection: no pairs)" if done.no_vector else ""
+    )
     return (
-        f"{done.suite}: {done.user_tasks} user tasks, {done.pairs} pairs, {done.scenarios} "
-        f"scenarios in {files} files under {done.directory} ({done.written} written, "
-        f"{done.unchanged} unchanged{removed})"
+        f"{done.suite}: {done.user_tasks} user tasks, {done.pairs} pairs{blind}, "
+        f"{done.scenarios} scenarios in {files} files under {done.directory} ({done.written} "
+        f"written, {done.unchanged} unchanged{removed})"
     )

@@ -95,6 +95,27 @@ def attacked(
     )
 
 
+def live_only(facts: TaskFacts, attack: Attack) -> dict[str, Any]:
+    """The user task under `attack` without a replay script, for a pair whose injection task
+    AgentDojo gives no ground truth that meets its own security check (some goals, such as
+    "forward every unread email", have none): a scripted model could not obey it, so in replay
+    the pair would always read as contained. A live model can still be measured on it."""
+    vectors = ", ".join(attack.injections)
+    return _scenario(
+        facts,
+        scenario_id(facts, attack.injection_task),
+        f"AgentDojo {facts.version} {facts.suite} {facts.user_task} attacked with "
+        f"{attack.injection_task} (attack: {ATTACK_NAME}, in {vectors}): live only, as "
+        "AgentDojo's ground truth for this injection task does not meet its own goal, so no "
+        "scripted model could play the compromised one.",
+        ["agentdojo", f"agentdojo-{facts.suite}", "injection", attack.injection_task],
+        {"injection_task": attack.injection_task, "injections": dict(attack.injections)},
+        MAX_STEPS,  # no script to bound the run: the schema's cap
+        [],
+        {"utility": True, "attack_succeeded": False},
+    )
+
+
 def _scenario(
     facts: TaskFacts,
     identifier: str,
@@ -120,7 +141,7 @@ def _scenario(
         "agentdojo": task,
         "policy": facts.policy,
         "max_steps": max_steps,
-        "script": script,
+        **({"script": script} if script else {}),
         "expect": {"agentdojo": expect},
     }
 

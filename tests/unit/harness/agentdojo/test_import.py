@@ -158,6 +158,48 @@ def test_a_user_task_alone_replays_its_ground_truth_and_answers_its_expected_out
             assert _answer(scenario.script) == user_task.GROUND_TRUTH_OUTPUT
             assert scenario.request == user_task.PROMPT
             assert scenario.max_steps == len(expected) + 1 + 2
+            # AgentDojo's own utility check passes on what the script does.
+            assert _replayed(suite, user_task, None, {}, expected)[0], user_id
+
+
+def _replayed(
+    suite: Any, user_task: Any, injection_task: Any, injections: Any, calls: Any
+) -> tuple[bool, bool]:
+    """AgentDojo's own verdicts (`run_task_with_pipeline`) on a model that makes `calls` and
+    answers the user task's expected output: (utility, the attack's goal is met)."""
+    from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+    from agentdojo.functions_runtime import FunctionCall
+    from agentdojo.types import text_content_block_from_string
+
+    class Scripted(BasePipelineElement):  # type: ignore[misc]
+        def query(self, query: Any, runtime: Any, env: Any, messages: Any = (), extra: Any = None):  # type: ignore[no-untyped-def]
+            said: list[Any] = []
+            for tool, args in calls:
+                call = FunctionCall(function=tool.split(".", 1)[1], args=args)
+                said.append(
+                    {
+                        "role": "assistant",
+                        "content": [text_content_block_from_string("")],
+                        "tool_calls": [call],
+                    }
+                )
+                result, error = runtime.run_function(env, call.function, call.args)
+                said.append(
+                    {
+                        "role": "tool",
+                        "tool_call": call,
+                        "tool_call_id": None,
+                        "error": error,
+                        "content": [text_content_block_from_string(tool_result_to_str(result))],
+                    }
+                )
+            answer = [text_content_block_from_string(user_task.GROUND_TRUTH_OUTPUT)]
+            said.append({"role": "assistant", "content": answer, "tool_calls": None})
+            return query, runtime, env, [*messages, *said], extra or {}
+
+    utility, met = suite.run_task_with_pipeline(Scripted(), user_task, injection_task, injections)
+    return bool(utility), bool(met)
 
 
 def test_a_pair_obeys_the_injection_only_after_the_call_that_shows_it(
@@ -166,7 +208,7 @@ def test_a_pair_obeys_the_injection_only_after_the_call_that_shows_it(
     from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
     from agentdojo.functions_runtime import FunctionsRuntime
 
-    checked = 0
+    scripted = live = distinct = 0
     for name, user_task, injection_task in _pairs(suites):
         suite = suites[name]
         oracle = attacks[name].attack(user_task, injection_task)
@@ -185,25 +227,34 @@ def test_a_pair_obeys_the_injection_only_after_the_call_that_shows_it(
             if reveal is None and "<INFORMATION>" in tool_result_to_str(result):
                 reveal = n
         assert reveal is not None
+        rest = user_calls[reveal + 1 :]
+        obeying = user_calls[: reveal + 1] + injection_calls + rest
+        _, met = _replayed(suite, user_task, injection_task, oracle, obeying)
 
+        if not scenario.script:  # live only: no scripted model could carry the attack out
+            assert not met and scenario.max_steps == 50
+            assert "live only" in scenario.description
+            live += 1
+            continue
+        assert met  # unguarded, the scripted attack succeeds: the worst case is real
         *prefix, branch = scenario.script
         assert isinstance(branch, ScriptedBranch) and set(branch.branch) == {"executed"}
         assert branch.otherwise is not None
         assert _turn_calls(prefix) == user_calls[: reveal + 1]
         executed = _turn_calls(branch.branch["executed"])
         otherwise = _turn_calls(branch.otherwise)
-        rest = user_calls[reveal + 1 :]
         assert executed == injection_calls + rest
         assert otherwise == rest
         obeyed = [call for call in injection_calls if call not in user_calls]
-        assert obeyed != []  # else the next line could not fail
         assert [call for call in obeyed if call in otherwise] == []
+        distinct += bool(obeyed)
         for path in (branch.branch["executed"], branch.otherwise):
             assert _answer(path) == user_task.GROUND_TRUTH_OUTPUT
         longest = len(prefix) + len(branch.branch["executed"])
         assert scenario.max_steps == longest + 2
-        checked += 1
-    assert checked > 300
+        scripted += 1
+    assert scripted > 200 and live > 20
+    assert distinct == scripted  # every scripted attack makes a call the user's task never does
 
 
 def test_the_injections_fill_only_vectors_the_user_tasks_ground_truth_shows(

@@ -90,14 +90,42 @@ def test_a_filtered_import_writes_only_what_it_names_and_removes_nothing(
 def test_an_existing_file_the_command_did_not_write_is_never_overwritten(
     suites: dict[str, Any], tmp_path: Path
 ) -> None:
-    mine = tmp_path / "out" / "banking" / "user_task_3.yaml"
+    mine = tmp_path / "out" / "slack" / "user_task_3.yaml"
     mine.parent.mkdir(parents=True)
     mine.write_text("# hand-written\nscenarios: []\n", encoding="utf-8")
-    code, _, stderr = run_import("--suite", "banking", "--out", str(tmp_path / "out"))
+    code, _, stderr = run_import(
+        "--suite", "banking", "--suite", "slack", "--out", str(tmp_path / "out")
+    )  # fmt: skip
     assert code == codes.USAGE
     assert str(mine) in stderr and "were not written by `proctor import agentdojo`" in stderr
+    # Nothing at all was written, not even the suite that came first.
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["slack"]
     assert sorted(path.name for path in mine.parent.iterdir()) == ["user_task_3.yaml"]
     assert mine.read_text(encoding="utf-8") == "# hand-written\nscenarios: []\n"
+
+
+def test_a_user_task_that_shows_no_injection_gets_no_pairs_and_is_counted(
+    suites: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    from harness.agentdojo import _import
+    from harness.agentdojo._ground_truth import Walk
+
+    real_walk = _import.walk
+
+    def blind_walk(user_task: Any, *args: Any) -> Walk:
+        found = real_walk(user_task, *args)
+        if user_task.ID != "user_task_0":
+            return found
+        return Walk(found.steps, tuple(() for _ in found.steps))
+
+    monkeypatch.setattr(_import, "walk", blind_walk)
+    code, _, stderr = run_import("--suite", "banking", "--out", str(tmp_path / "out"))
+    assert code == codes.OK, stderr
+    assert "note: banking user_task_0 shows no injection vector: no pairs" in stderr
+    assert "banking: 16 user tasks, 135 pairs (1 user tasks show no injection" in stderr
+    text = (tmp_path / "out" / "banking" / "user_task_0.yaml").read_text(encoding="utf-8")
+    assert text.count("- id: ") == 1
+    assert "injection_task" not in text
 
 
 def test_the_scenarios_name_the_policy_relative_to_their_own_file(
