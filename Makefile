@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.proctor-installed
 # Where the CLI lives: it is not on PATH until the venv is activated.
 WHERE  := @echo "proctor is installed in $(BIN)/proctor: run $(BIN)/proctor --help, or 'source $(BIN)/activate' first to type just proctor"
 
-.PHONY: demo test lint types unit bench clean npm schemas litellm console
+.PHONY: demo test lint types unit bench clean npm schemas litellm agentdojo console
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ litellm: $(LITELLM_STAMP)
 $(LITELLM_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,litellm]'
 	@touch $(LITELLM_STAMP)
+
+# AgentDojo's task suites for `proctor import agentdojo` and its tests (the `agentdojo` extra,
+# into this venv); without it those tests skip locally (CI installs it and requires them).
+AGENTDOJO_STAMP := $(VENV)/.proctor-agentdojo-installed
+agentdojo: $(AGENTDOJO_STAMP)
+$(AGENTDOJO_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,agentdojo]'
+	@touch $(AGENTDOJO_STAMP)
 
 # The peers (tollgate, toolwarden, inspect_ai) are measured in the same run: the `bench` extra.
 bench: $(STAMP)

@@ -547,6 +547,39 @@ def _cassette(trace: Trace) -> list[_Draft]:
     return []
 
 
+def _environment_check(
+    trace: Trace, expect: Expectations, kind: str, check: str, *, attacked: bool
+) -> list[_Draft]:
+    """AgentDojo's own check of the environment (`utility` or `attack_succeeded`), as the
+    runner recorded it in the trace. `attacked` picks the kind: utility alone or under attack
+    (a pair's expectations name an injection task, so its utility has its own denominator)."""
+    wanted = expect.agentdojo
+    expected = None if wanted is None else getattr(wanted, check)
+    if expected is None or (
+        wanted is not None and (wanted.attack_succeeded is not None) != attacked
+    ):
+        return []
+    records = trace.environment_checks or []
+    found = [r for r in records if r.check == check]
+    if not found:
+        return [
+            (
+                f"{kind}:={str(expected).lower()}",
+                False,
+                f"the run recorded no AgentDojo {check} check",
+            )
+        ]
+    record = found[0]
+    # The id names the task (suite.task) and the expected value: what a baseline keeps per
+    # scenario, and what the AgentDojo table groups by.
+    check_id = f"{kind}:{record.suite}.{record.task}={str(expected).lower()}"
+    got = str(record.value).lower()
+    why = f"AgentDojo's check of {record.task} says {check}={got}"
+    if record.error is not None:
+        why += f" (the check raised {record.error})"
+    return [(check_id, record.value is expected, why)]
+
+
 def _one(draft: _Draft | None) -> list[_Draft]:
     return [] if draft is None else [draft]
 
@@ -662,6 +695,25 @@ CHECKS: tuple[CheckKind, ...] = (
         "claims",
         lambda e, t: [_claims(t, item) for item in e.claims],
     ),
+    CheckKind(
+        "agentdojo_utility",
+        "task_utility",
+        lambda e, t: _environment_check(t, e, "agentdojo_utility", "utility", attacked=False),
+    ),
+    CheckKind(
+        "agentdojo_utility_under_attack",
+        "utility_under_attack",
+        lambda e, t: _environment_check(
+            t, e, "agentdojo_utility_under_attack", "utility", attacked=True
+        ),
+    ),
+    CheckKind(
+        "agentdojo_attack",
+        "injection_containment",
+        lambda e, t: _environment_check(
+            t, e, "agentdojo_attack", "attack_succeeded", attacked=True
+        ),
+    ),
 )
 
 # The expectation field a check kind comes from, where its name is not that field's.
@@ -673,6 +725,9 @@ _FIELD_OF: Mapping[str, str] = MappingProxyType(
         "budget_reset": "budget",
         "approval": "approvals",
         "guardrail": "guardrails",
+        "agentdojo_utility": "agentdojo",
+        "agentdojo_utility_under_attack": "agentdojo",
+        "agentdojo_attack": "agentdojo",
     }
 )
 CHECK_KINDS: frozenset[str] = frozenset(kind.name for kind in CHECKS)

@@ -29,6 +29,10 @@ METRICS: tuple[str, ...] = (
     "claims",
     "audit_integrity",
     "contract",
+    # AgentDojo scenarios (harness._agentdojo_run): each with its own denominator.
+    "task_utility",
+    "utility_under_attack",
+    "injection_containment",
 )
 
 

@@ -18,7 +18,7 @@ from governance import ConfigError, Policy, SchemaRefused, ToolRegistry
 from governance.arguments import schema_checks
 from governance.config import Loc, format_loc
 from governance.screening import redact_text
-from harness._scenario import BlockExpectation, Scenario
+from harness._scenario import AgentDojoTask, BlockExpectation, Scenario
 from harness._scenario_load import LoadedScenario
 from harness.providers._replay import ScriptedBranch, ScriptedCall, ScriptStep
 
@@ -32,6 +32,7 @@ ViolationKind = Literal[
     "invalid_policy",
     "secret_in_expectation",
     "claims_check_off",
+    "unknown_task",
 ]
 _BUDGET_REASON = "budget_exhausted:"
 
@@ -152,6 +153,8 @@ def _check_one(
 
     _check_answer_texts(checker, scenario)
     _check_claims_expectations(checker, scenario)
+    if scenario.agentdojo is not None:
+        _check_agentdojo_task(checker, scenario.agentdojo)
 
     try:
         policy = policy_for(item)
@@ -160,6 +163,33 @@ def _check_one(
         return checker.found
     _check_policy_names(checker, scenario, policy)
     return checker.found
+
+
+def _check_agentdojo_task(checker: _Checker, task: AgentDojoTask) -> None:
+    """The AgentDojo tasks and injection vectors a scenario names exist in its suite (the
+    suite itself was loaded with the registry)."""
+    from governance.agentdojo import AgentDojoUnavailable, injection_task, suite_tools, user_task
+
+    tools = suite_tools(task.suite, task.benchmark_version)
+    named = [("user_task", task.user_task, user_task)]
+    if task.injection_task is not None:
+        named.append(("injection_task", task.injection_task, injection_task))
+    for field, task_id, lookup in named:
+        try:
+            lookup(tools, task_id)
+        except AgentDojoUnavailable as exc:
+            checker.add(("agentdojo", field), task_id, "unknown_task", exc.args[0])
+    vectors = tools.vectors()
+    for vector in task.injections:
+        if vector not in vectors:
+            suggestion = _closest(vector, sorted(vectors))
+            checker.add(
+                ("agentdojo", "injections", vector),
+                vector,
+                "unknown_task",
+                f"suite {task.suite!r} has no injection vector {vector!r}{_hint(suggestion)}",
+                suggestion,
+            )
 
 
 def _check_answer_texts(checker: _Checker, scenario: Scenario) -> None:

@@ -42,6 +42,9 @@ from harness._select import EVERYTHING, Picker, Selected, Selection
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.schema.json"
 # Replay scripts for `proctor ask` and the policies scenarios name live beside scenarios.
 SKIPPED_DIRS = frozenset({"scripts", "policies", "servers"})
+# What `proctor import agentdojo` writes (~1,000 scenarios that need the `agentdojo` extra):
+# run when named (`--scenarios scenarios/agentdojo`), never picked up from a folder above it.
+IMPORTED_DIR = "agentdojo"
 _SUFFIXES = (".yaml", ".yml")
 _LABEL = re.compile(r"^function-\w+\[.*, (\w+)\]$")
 
@@ -300,7 +303,7 @@ def _scenario_files(path: Path, problems: list[_Problem]) -> list[Path]:
         return []
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and d != IMPORTED_DIR)
         for name in filenames:
             if name.endswith(_SUFFIXES) and not name.startswith("scenario.schema."):
                 found.append(Path(dirpath, name))

@@ -26,6 +26,7 @@ from governance import (
     Policy,
     Principal,
     ToolCall,
+    ToolSource,
     canonical_path,
 )
 from governance.screening import DEFAULT_CLAIMS_MODE
@@ -112,6 +113,7 @@ def open_scenario_gateway(
     policy: Policy | None,
     store: StoreSpec = _MEMORY_STORE,
     checkpoint: bool = False,
+    tool_source: ToolSource | None = None,
 ) -> Gateway:
     """The one place a scenario's gateway is built.
 
@@ -121,8 +123,22 @@ def open_scenario_gateway(
     compiled copy of the scenario's file, or `policy` (mutation testing runs in-memory mutants).
     `store` is for the test that proves a trace does not depend on the backend that ran it.
     `checkpoint`: the gateway signs audit checkpoints as it goes (harness._scenario_checkpoint).
+    `tool_source`: the scenario's only tools (an AgentDojo suite over its environment).
     """
     policy_path = resolve_policy_path(loaded)
+    if tool_source is not None:
+        return Gateway(
+            state_dir=cache.new_state_dir(),
+            policy_path=policy_path,
+            clock=clock,
+            audit_key_from_env=False,
+            sources=[tool_source],
+            builtin=False,
+            policy=policy if policy is not None else cache.policy(policy_path),
+            store=store,
+            evidence=True,
+            checkpoint=None,
+        )
     # MCP: a stateless config's servers are shared by the worker's scenarios (the cache), any
     # other config's are started by the gateway and stopped with it.
     mcp_config = resolve_mcp_config(loaded)
@@ -186,10 +202,21 @@ def _run_scenario(
 ) -> Trace:
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
+    world = None
+    if scenario.agentdojo is not None:  # the suite's own tools and environment, nothing else
+        from harness._agentdojo_run import prepare_world
+
+        world = prepare_world(scenario.agentdojo)
     workspace = cache.fresh_workspace()
     wants_checkpoint = scenario.expect.audit_checkpoint is not None
     gateway = open_scenario_gateway(
-        loaded, cache, clock=clock, policy=policy, store=store, checkpoint=wants_checkpoint
+        loaded,
+        cache,
+        clock=clock,
+        policy=policy,
+        store=store,
+        checkpoint=wants_checkpoint,
+        tool_source=world.source if world is not None else None,
     )
     try:
         with gateway:
@@ -212,6 +239,13 @@ def _run_scenario(
             identity = live.identity
             policy_digest = gateway.policy.current().digest
             registry_digest = gateway.registry.digest
+            environment = None
+            if world is not None:
+                from harness._agentdojo_run import environment_checks
+
+                # AgentDojo reads the model's own last text: the loop's account of refused
+                # calls, which replaces it in a blocked run's answer, is Proctor's report.
+                environment = environment_checks(world, state.model_text)
     finally:
         cache.http_pages.clear()
         if (mcp_config := resolve_mcp_config(loaded)) is not None:
@@ -251,6 +285,7 @@ def _run_scenario(
             first_bad_seq=verdict.first_bad_seq,
             checkpoint=checkpoint,
         ),
+        environment_checks=environment,
     )
     return _without_own_key(trace, provider, live)
 

@@ -10,6 +10,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import overload
@@ -34,9 +35,24 @@ from harness._suite_check_split import split_in_two
 
 
 def registry_for(loaded: LoadedScenario) -> ToolRegistry:
-    """The tool surface a scenario runs with: built-in tools, plus its MCP servers' tools."""
+    """The tool surface a scenario runs with: built-in tools, plus its MCP servers' tools; or
+    an AgentDojo suite's tools alone."""
+    task = loaded.scenario.agentdojo
+    if task is not None:
+        return agentdojo_registry(task.suite, task.benchmark_version)
     config = resolve_mcp_config(loaded)
     return builtin_registry() if config is None else mcp_registry(config)
+
+
+@cache
+def agentdojo_registry(suite: str, benchmark_version: str) -> ToolRegistry:
+    """An AgentDojo suite's tools as its scenarios run them (the same descriptors, so the same
+    digest); no environment behind them: the contract check lists tools, it never calls one."""
+    from governance.agentdojo import AgentDojoToolSource, suite_tools
+
+    registry = ToolRegistry()
+    registry.add_source(AgentDojoToolSource(suite_tools(suite, benchmark_version), None))
+    return registry
 
 
 def mcp_registry(config: Path) -> ToolRegistry:
@@ -88,6 +104,11 @@ def _shown(path: Path) -> Path:
         return path
 
 
+def with_policy(item: LoadedScenario, policy: str) -> LoadedScenario:
+    """`item` naming another policy file (an absolute path: it resolves the same anywhere)."""
+    return replace(item, form=item.scenario.model_copy(update={"policy": policy}), known_id="")
+
+
 @cache
 def builtin_registry() -> ToolRegistry:
     """The built-in tool surface, built once per process (every scenario's contract uses it)."""
@@ -102,6 +123,7 @@ def load_checked_suite(
     use_cache: bool = True,
     selection: Selection | None = None,
     jobs: int = 1,
+    policy_override: Path | None = None,
 ) -> CheckedSuite:
     """Scenarios that passed their schema and their contract; anything else raises (exit 3).
 
@@ -119,7 +141,13 @@ def load_checked_suite(
 
     With `jobs` > 1 the files are loaded and checked in two processes
     (`harness._suite_check_split`), with the same outcome.
+
+    `policy_override`: every scenario runs under this policy file instead of the one it names
+    (a what-if comparison); its scenarios are checked against it, never from the cache.
     """
+    if policy_override is not None:
+        use_cache = False
+        override = str(policy_override.resolve())
     picker = (selection or Selection.of(tags=tags)).picker()
     policies: dict[Path, Policy] = {}
 
@@ -136,6 +164,8 @@ def load_checked_suite(
     checked_files = _CleanFiles(cache_for(lambda: builtin_registry().digest)) if use_cache else None
 
     def check_file(items: list[LoadedScenario]) -> list[LoadedScenario]:
+        if policy_override is not None:
+            items = [with_policy(item, override) for item in items]
         kept = []
         clean = True  # every scenario of the file checked here, and passed
         for item in items:
@@ -143,7 +173,9 @@ def load_checked_suite(
                 kept.append(item.packed())  # not selected: load_scenarios drops it, unchecked
                 clean = False
                 continue
-            if resolve_mcp_config(item) is not None:
+            # MCP scenarios wait for their servers; AgentDojo scenarios are checked against
+            # their suite's registry, which the check cache does not key on: never cached.
+            if resolve_mcp_config(item) is not None or item.scenario.agentdojo is not None:
                 waiting.append(item)
                 kept.append(item)
                 clean = False

@@ -79,6 +79,17 @@ class SetupRecord(_Model):
     reason: str | None = None
 
 
+class EnvironmentCheckRecord(_Model):
+    """One of AgentDojo's own checks of the environment after the run (the runner asks them;
+    harness._checks reads them: checks stay pure functions of the trace)."""
+
+    check: Literal["utility", "attack_succeeded"]
+    suite: str = Field(description="The AgentDojo suite (workspace, travel, banking, slack).")
+    task: str = Field(description="The AgentDojo task whose check this is.")
+    value: bool
+    error: str | None = Field(default=None, description="The check raised: counted against.")
+
+
 class Trace(_Model):
     version: int = TRACE_VERSION
     run_id: str = Field(description="The only varying field; excluded from the digest.")
@@ -101,6 +112,17 @@ class Trace(_Model):
     setup: list[SetupRecord]
     spans: list[Span]
     audit: AuditSummary
+    environment_checks: list[EnvironmentCheckRecord] | None = Field(
+        default=None, description="AgentDojo scenarios: the task's checks after the run."
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Only AgentDojo runs have environment checks: every other trace keeps its bytes.
+        data: dict[str, Any] = handler(self)
+        if data.get("environment_checks") is None:
+            data.pop("environment_checks", None)
+        return data
 
     @property
     def deterministic(self) -> bool:

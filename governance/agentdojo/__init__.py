@@ -15,13 +15,36 @@ from governance.agentdojo._mapping import (
     load_agentdojo_mapping,
     mapping_path,
 )
+from governance.agentdojo._source import AgentDojoToolSource, ReceivedCall, render_result
+from governance.agentdojo._suite import (
+    INSTALL_HINT,
+    AgentDojoUnavailable,
+    SuiteTools,
+    copy_environment,
+    import_suites,
+    suite_tools,
+)
+from governance.agentdojo._verdicts import Verdict, injection_task, judge, user_task
 
 __all__ = [
     "AGENTDOJO_SUITES",
+    "INSTALL_HINT",
     "AgentDojoMapping",
     "AgentDojoMappingError",
     "AgentDojoSuite",
+    "AgentDojoToolSource",
+    "AgentDojoUnavailable",
+    "ReceivedCall",
+    "SuiteTools",
     "ToolFacts",
+    "Verdict",
+    "copy_environment",
+    "import_suites",
+    "injection_task",
+    "judge",
     "load_agentdojo_mapping",
     "mapping_path",
+    "render_result",
+    "suite_tools",
+    "user_task",
 ]

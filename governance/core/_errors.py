@@ -9,6 +9,11 @@ class GovernanceError(Exception):
     """Base of every error raised on purpose by `governance`."""
 
 
+class ExtraUnavailable(GovernanceError):
+    """An optional extra is not installed, or has no such suite/version/task as was asked for:
+    how Proctor was set up or invoked (the CLI exits 64 with the message, which says the fix)."""
+
+
 class ConfigError(GovernanceError):
     """A file the operator wrote is wrong. Names the file, the line and what to fix."""
 

@@ -58,6 +58,7 @@ def local_tool(
     external_side_effect: bool = False,
     idempotent: bool = False,
     source: str = "local",
+    untrusted_output: bool = False,
 ) -> Callable[[Callable[[ModelT], object]], LocalTool]:
     """Decorate `fn(args) -> str | JSON` into a `LocalTool`; the input schema comes from `args`."""
     if args.model_config.get("extra") != "forbid":
@@ -75,6 +76,7 @@ def local_tool(
         reversible=reversible,
         external_side_effect=external_side_effect,
         idempotent=idempotent,
+        untrusted_output=untrusted_output,
     )
 
     def wrap(fn: Callable[[ModelT], object]) -> LocalTool:

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from click.formatting import HelpFormatter
 
-from governance import AddressUnavailable, ConfigError, GovernanceError
+from governance import AddressUnavailable, ConfigError, ExtraUnavailable, GovernanceError
 from harness import _exit_codes as codes
 from harness._errors import CredentialSourceError, HarnessError, UsageProblem
 from harness.cli._commands import COMMANDS, LazyCommand
@@ -129,7 +129,7 @@ class ProctorGroup(click.Group):
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.INVALID_SUITE
-        except UsageProblem as exc:
+        except (UsageProblem, ExtraUnavailable) as exc:
             click.echo(f"error: {exc}", err=True)
             return codes.USAGE
         except AddressUnavailable as exc:

@@ -246,6 +246,7 @@ def live_command(
     record_dir: Path | None = None,
     record_missing: bool = False,
     allow_other_model: bool = False,
+    policy_override: Path | None = None,
 ) -> int:
     """`proctor run` with a live provider: run K times, gate against the live baseline, report."""
     from harness import _exit_codes as codes
@@ -259,7 +260,9 @@ def live_command(
         click.echo("SKIPPED: no live credential (set PROCTOR_LLM_API_KEY)")
         return codes.SKIPPED
     scenarios = load_checked_suite(
-        list(scenario_paths) or [default_live_scenarios()], selection=selection
+        list(scenario_paths) or [default_live_scenarios()],
+        selection=selection,
+        policy_override=policy_override,
     )
     # A baseline for another model is refused before anything runs (the stub's model is known
     # now; an openai model is the one PROCTOR_LLM_MODEL names).

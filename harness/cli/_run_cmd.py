@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from harness._scenario_load import IMPORTED_DIR
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
 from harness._suite_workers import Finished
@@ -93,6 +94,15 @@ if TYPE_CHECKING:
     default=None,
     help="Live runs: gate against this live baseline [default: baselines/live/<model>.json].",
 )
+@click.option(
+    "--policy",
+    "policy_override",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Run every scenario under this policy file instead of the one it names: a what-if "
+    "comparison (e.g. scenarios/policies/agentdojo/allow-all.yaml). Each scenario's inputs "
+    "change with it, so against a baseline they are reported as changed.",
+)
 @stub_fault_option
 @allow_other_model_option
 @shard_option
@@ -113,6 +123,7 @@ def run_command(
     stub_fault: str | None,
     allow_other_model: bool,
     shard: Shard | None,
+    policy_override: Path | None = None,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
 
@@ -153,7 +164,7 @@ def run_command(
             scenario_paths, selection, provider=provider, repeat=repeat, jobs=jobs,
             live_baseline=live_baseline, no_baseline=no_baseline, report_dir=report_dir,
             stub_fault=stub_fault, record_dir=record_dir, record_missing=record_missing,
-            allow_other_model=allow_other_model,
+            allow_other_model=allow_other_model, policy_override=policy_override,
         )  # fmt: skip
     if live_baseline is not None or stub_fault is not None or allow_other_model:
         raise click.UsageError(
@@ -164,12 +175,17 @@ def run_command(
     if replayed is None:
         scenarios = without_live_only(
             load_checked_suite(
-                list(scenario_paths) or [DEFAULT_SCENARIOS], selection=selection, jobs=jobs
+                list(scenario_paths) or [DEFAULT_SCENARIOS],
+                selection=selection,
+                jobs=jobs,
+                policy_override=policy_override,
             )
         )
     else:  # the live run's scenarios, live-only ones included; every file read before running
         scenarios = load_checked_suite(
-            list(scenario_paths) or [default_live_scenarios()], selection=selection
+            list(scenario_paths) or [default_live_scenarios()],
+            selection=selection,
+            policy_override=policy_override,
         )
         check_cassette_files(replayed, scenarios.ids())
         if baseline_path is None and baseline_ref is None and not no_baseline:
@@ -178,6 +194,11 @@ def run_command(
                 "holds the scripted runs (pass --baseline FILE to gate against one)"
             )
             no_baseline = True
+    if not scenario_paths and (DEFAULT_SCENARIOS / IMPORTED_DIR).is_dir():
+        click.echo(
+            f"note: {DEFAULT_SCENARIOS / IMPORTED_DIR}/ (imported AgentDojo scenarios) is left "
+            f"out of the default suite; run it with --scenarios {DEFAULT_SCENARIOS / IMPORTED_DIR}"
+        )
     if shard is not None:  # scored, not gated: `proctor merge` gates (harness/cli/_shard_run.py)
         options = RunOptions(provider, scenario_paths, selection, baseline_path, baseline_ref,
                              no_baseline, fail_on_drift)  # fmt: skip

@@ -14,6 +14,7 @@ from html import escape
 from typing import overload
 
 from harness import _exit_codes
+from harness._agentdojo_table import SuiteRow, agentdojo_table
 from harness._check_store import StoredChecks
 from harness._results import CheckResult, MetricResult, Regression, SuiteResult
 from harness._trace import DETERMINISTIC_NOTICE, Trace
@@ -75,6 +76,17 @@ def exit_meaning(result: SuiteResult) -> str:
 
 # What every report says once on a partial run (coverage needs the whole suite).
 PARTIAL_COVERAGE = "policy coverage is not gated on a partial run; run the whole suite for it"
+
+
+_AGENTDOJO_METRICS = frozenset({"task_utility", "utility_under_attack", "injection_containment"})
+
+
+def agentdojo_rows(result: SuiteResult) -> tuple[SuiteRow, ...]:
+    """The AgentDojo table of a run that had AgentDojo checks (read from its checks only then:
+    other runs never pay for it)."""
+    if not any(m.name in _AGENTDOJO_METRICS and m.total for m in result.metrics):
+        return ()
+    return agentdojo_table(result.checks)
 
 
 def notice(result: SuiteResult) -> str | None:

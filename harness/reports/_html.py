@@ -252,7 +252,7 @@ def _metrics(result: SuiteResult) -> list[str]:
         if row.delta is not None and round(row.delta * 100, 1) != 0:
             delta_class += " down" if row.delta < 0 else " up"
         out.append(
-            f"<tr><td><code>{e(name)}</code></td><td class=\"num\">{e(counts)}</td>"
+            f'<tr><td><code>{e(name)}</code></td><td class="num">{e(counts)}</td>'
             f'<td class="num{" absent" if rate == "absent" else ""}">{e(rate)}</td>'
             f'<td class="num{" absent" if baseline == "absent" else ""}">{e(baseline)}</td>'
             f'<td class="{delta_class}">{e(delta)}</td></tr>'
@@ -450,7 +450,7 @@ def _span(span: Span) -> str:
         if span.tool_calls:
             body.append('<ul class="items">')
             body += [
-                f"<li>proposes <code>{e(c.name)}</code> <span class=\"sid\">{e(c.id)}</span>"
+                f'<li>proposes <code>{e(c.name)}</code> <span class="sid">{e(c.id)}</span>'
                 f"<pre>{e(c.arguments)}</pre></li>"
                 for c in span.tool_calls
             ]

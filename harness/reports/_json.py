@@ -41,6 +41,7 @@ from harness._results import CheckResult, MetricResult, SuiteResult
 from harness.reports._common import (
     REPORT_VERSION,
     ScenarioSummary,
+    agentdojo_rows,
     exit_code,
     exit_meaning,
     metric_rows,
@@ -71,7 +72,10 @@ def _lazy_report(result: SuiteResult, trace_paths: Mapping[str, str]) -> dict[st
     gate = result.gate
     failed = result.failed_checks
     code = exit_code(result)
+    table = agentdojo_rows(result)
+    extra = {"agentdojo": [row.as_json() for row in table]} if table else {}
     return {
+        **extra,
         "version": REPORT_VERSION,
         "run_id": result.run_id,
         "live": result.live,

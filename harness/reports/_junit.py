@@ -93,10 +93,7 @@ def junit_chunks(result: SuiteResult) -> Iterator[str]:
                 case, "failure", message=f"{len(regressions)} regression(s)", type="regression"
             )
             failure.text = xml_text(
-                "\n".join(
-                    f"{r.kind} {regression_text(r)}"
-                    for r in regressions
-                )
+                "\n".join(f"{r.kind} {regression_text(r)}" for r in regressions)
             )
         yield _child(case)
     for case in extra:

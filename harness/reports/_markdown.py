@@ -13,10 +13,12 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from harness._agentdojo_table import render_table
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
     PARTIAL_COVERAGE,
+    agentdojo_rows,
     clean_block,
     exit_code,
     exit_meaning,
@@ -74,6 +76,9 @@ def render_markdown(result: SuiteResult) -> str:
     if unmeasured:
         names = ", ".join(f"`{_code_span(name)}`" for name in unmeasured)
         head += ["", f"_Not measured (no checks in this run or the baseline): {names}_"]
+    table = render_table(agentdojo_rows(result), live=result.live)
+    if table:  # the pipe table's cells are the table's own numbers and ids: nothing to escape
+        head += ["", "### AgentDojo", "", *table]
     doc = _Budget(MAX_BYTES - _RESERVE)
     doc.add("\n".join(head))
 
@@ -91,10 +96,7 @@ def render_markdown(result: SuiteResult) -> str:
     if gate is not None and gate.regressions:
         doc.section(
             f"### Regressions ({len(gate.regressions)})",
-            [
-                f"- **{r.kind}** {md_text(regression_text(r))}"
-                for r in gate.regressions
-            ],
+            [f"- **{r.kind}** {md_text(regression_text(r))}" for r in gate.regressions],
             share=0.5,
         )
     if gate is not None and gate.input_changes:

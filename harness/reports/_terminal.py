@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from harness._agentdojo_table import render_table
 from harness._coverage import render_coverage
 from harness._results import SuiteResult
 from harness.reports._common import (
     METRIC_HEADERS,
     PARTIAL_COVERAGE,
+    agentdojo_rows,
     clean_block,
     counts_line,
     metric_rows,
@@ -76,6 +78,9 @@ def render_terminal(result: SuiteResult) -> str:
 
     if result.coverage and result.selected is None:  # partial: said once above, rules not listed
         lines += ["", *(one_line(line) for line in render_coverage(result.coverage))]
+    table = render_table(agentdojo_rows(result), live=result.live)
+    if table:
+        lines += ["", *(one_line(line) for line in table)]
     lines += ["", counts_line(result)]
     return "\n".join(lines) + "\n"
 

@@ -14,7 +14,8 @@ GOVERNANCE_API = """
     ApprovalConflict ApprovalError ApprovalNotFound ApprovalRequest ApprovalStatus
     ApprovalStore ApprovalStoreError AuditEvent AuditLog AuditWriteError Budget BudgetDenial
     BudgetReservation BudgetReset BudgetResetRefused BudgetStatus BudgetStore BudgetStoreError
-    ChainVerdict Clock ConfigError Decision EditRefused Effect Explanation Firewall Gateway
+    ChainVerdict Clock ConfigError Decision EditRefused Effect Explanation ExtraUnavailable
+    Firewall Gateway
     GovernanceError Impact LifecycleEvent LocalTool LocalToolSource ManualClock McpConfig
     McpConfigError McpLockError McpToolSource Outcome PinSet Policy PolicyContext PolicyError
     PolicyFile Principal REDACTED RegistryError Risk RunUsage SelfApprovalError StaticPolicy
@@ -30,7 +31,7 @@ GOVERNANCE_API = """
 # Each governance folder's public names: what code outside governance may import from it.
 FOLDER_API = {
     "core": """ActionType AddressUnavailable AuditWriteError Clock ConfigError Decision Effect
-        GovernanceError Impact
+        ExtraUnavailable GovernanceError Impact
         ManualClock Outcome PolicyContext PolicyError Principal RegistryError Risk RunUsage
         SystemClock ToolCall ToolDescriptor ToolInputError ToolResult ToolSource canonical_json
         digest effective_impact keyed_digest lazy_attributes""",
@@ -63,8 +64,10 @@ FOLDER_API = {
         StoreUrlError generate_checkpoint_keys load_checkpoint_private_key
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
         write_checkpoint""",
-    "agentdojo": """AGENTDOJO_SUITES AgentDojoMapping AgentDojoMappingError AgentDojoSuite
-        ToolFacts load_agentdojo_mapping mapping_path""",
+    "agentdojo": """AGENTDOJO_SUITES INSTALL_HINT AgentDojoMapping AgentDojoMappingError
+        AgentDojoSuite AgentDojoToolSource AgentDojoUnavailable ReceivedCall SuiteTools ToolFacts
+        Verdict copy_environment import_suites injection_task judge load_agentdojo_mapping
+        mapping_path render_result suite_tools user_task""",
     "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
         ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
         fs_tools

@@ -10,7 +10,7 @@ from governance import ManualClock
 from harness._baseline import Baseline, metric_results
 from harness._baseline_record import baseline_diff, build_baseline, failing_checks, record_refusals
 from harness._errors import HarnessError
-from harness._metrics import compute_metrics
+from harness._metrics import METRICS, compute_metrics
 from harness._results import CheckResult
 from harness._trace import Trace
 from tests.trace_factory import make_trace
@@ -231,4 +231,5 @@ def test_baseline_diff_shows_metric_and_inventory_changes() -> None:
 def test_baseline_diff_of_identical_baselines_says_no_changes() -> None:
     first = record(BASE_CHECKS)
     assert baseline_diff(first, record(BASE_CHECKS, previous=first)) == "no changes"
-    assert baseline_diff(None, first).startswith("new baseline: 15 metrics, 2 scenarios, 5 checks")
+    expected = f"new baseline: {len(METRICS)} metrics, 2 scenarios, 5 checks"
+    assert baseline_diff(None, first).startswith(expected)

@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from harness._checks import CHECK_KINDS, CHECKS, expand_checks, inventory_of
+from harness._checks import (
+    CHECK_KINDS,
+    CHECKS,
+    METRIC_OF,
+    expand_checks,
+    inventory_of,
+    metric_of_check_id,
+)
 from harness._errors import HarnessError
 from harness._metrics import METRICS
 from harness._results import CheckResult
@@ -19,7 +26,7 @@ from harness._spans import (
     Span,
     ToolCallSpan,
 )
-from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace
+from harness._trace import AuditSummary, EnvironmentCheckRecord, ProviderRecord, SetupRecord, Trace
 from harness.providers._base import ProposedCall
 from tests.trace_factory import ZERO_DIGEST as DIGEST
 from tests.trace_factory import make_trace
@@ -60,6 +67,7 @@ def trace(
         audit=audit or AuditSummary(events=4, head=DIGEST, valid=True),
     )
 
+
 def call(
     n: int,
     tool: str,
@@ -91,9 +99,7 @@ def proposal(*tools: str) -> ModelTurnSpan:
         id="s0",
         step=1,
         text=None,
-        tool_calls=[
-            ProposedCall(id=f"p{i}", name=t, arguments="{}") for i, t in enumerate(tools)
-        ],
+        tool_calls=[ProposedCall(id=f"p{i}", name=t, arguments="{}") for i, t in enumerate(tools)],
         usage=None,
         finish_reason="tool_calls",
     )
@@ -453,11 +459,99 @@ EVERY_EXPECTATION: dict[str, Any] = {
 EVERY_KIND_SPANS: list[Span] = [call(1, "fs.delete", "blocked", effect="block")]
 
 
+def agentdojo_scenario(expect: dict[str, Any], *, attacked: bool) -> Scenario:
+    task: dict[str, Any] = {"suite": "banking", "user_task": "user_task_0"}
+    if attacked:
+        task |= {"injection_task": "injection_task_1", "injections": {"v": "do it"}}
+    return Scenario.model_validate(
+        {
+            "id": "s1",
+            "description": "d",
+            "request": "r",
+            "tools": "agentdojo",
+            "agentdojo": task,
+            "script": [{"answer": "done"}],
+            "expect": expect,
+        }
+    )
+
+
+def checked(records: list[dict[str, Any]]) -> Trace:
+    return trace().model_copy(
+        update={"environment_checks": [EnvironmentCheckRecord(**r) for r in records]}
+    )
+
+
 def test_every_emitted_kind_is_a_declared_check_kind() -> None:
-    """A scenario using every expectation emits every kind; a new undeclared kind fails here."""
+    """Scenarios using every expectation emit every kind; a new undeclared kind fails here.
+    (AgentDojo's kinds need an AgentDojo scenario: a user task alone and one under attack.)"""
     replayed = trace(EVERY_KIND_SPANS).model_copy(update={"provider": CASSETTE})
     checks = expand_checks(scenario(EVERY_EXPECTATION), replayed)
+    alone = agentdojo_scenario({"agentdojo": {"utility": True}}, attacked=False)
+    pair = agentdojo_scenario(
+        {"agentdojo": {"utility": True, "attack_succeeded": False}}, attacked=True
+    )
+    checks += expand_checks(alone, checked([]))
+    checks += expand_checks(pair, checked([]))
     assert {c.kind for c in checks} == CHECK_KINDS
+
+
+def test_agentdojo_utility_of_a_task_alone_counts_apart_from_utility_under_attack() -> None:
+    alone = agentdojo_scenario({"agentdojo": {"utility": True}}, attacked=False)
+    met = expand_checks(
+        alone,
+        checked([{"check": "utility", "suite": "banking", "task": "user_task_0", "value": True}]),
+    )
+    assert [(c.id, c.kind, c.passed) for c in met[1:]] == [
+        ("agentdojo_utility:banking.user_task_0=true", "agentdojo_utility", True)
+    ]
+    pair = agentdojo_scenario(
+        {"agentdojo": {"utility": True, "attack_succeeded": False}}, attacked=True
+    )
+    records = [
+        {"check": "utility", "suite": "banking", "task": "user_task_0", "value": False},
+        {
+            "check": "attack_succeeded",
+            "suite": "banking",
+            "task": "injection_task_1",
+            "value": True,
+        },
+    ]
+    got = expand_checks(pair, checked(records))
+    assert [(c.id, c.kind, c.passed) for c in got[1:]] == [
+        (
+            "agentdojo_utility_under_attack:banking.user_task_0=true",
+            "agentdojo_utility_under_attack",
+            False,
+        ),
+        ("agentdojo_attack:banking.injection_task_1=false", "agentdojo_attack", False),
+    ]
+    assert "injection_task_1 says attack_succeeded=true" in got[2].why
+    for check in [*met, *got]:  # a baseline's check ids name their own metric
+        assert metric_of_check_id(check.id) == METRIC_OF[check.kind], check.id
+
+
+def test_agentdojo_check_missing_from_the_trace_fails_instead_of_passing() -> None:
+    pair = agentdojo_scenario(
+        {"agentdojo": {"utility": True, "attack_succeeded": False}}, attacked=True
+    )
+    got = expand_checks(pair, checked([]))
+    assert [c.passed for c in got[1:]] == [False, False]
+    assert all("recorded no AgentDojo" in c.why for c in got[1:])
+
+
+def test_agentdojo_check_that_raised_is_shown_with_its_error() -> None:
+    alone = agentdojo_scenario({"agentdojo": {"utility": True}}, attacked=False)
+    record = {
+        "check": "utility",
+        "suite": "banking",
+        "task": "user_task_0",
+        "value": False,
+        "error": "KeyError: 'x'",
+    }
+    got = expand_checks(alone, checked([record]))
+    assert not got[1].passed
+    assert "the check raised KeyError: 'x'" in got[1].why
 
 
 CASSETTE = ProviderRecord(name="cassette:demo", model="gpt-test", live=False)
@@ -491,9 +585,20 @@ def test_every_kind_is_declared_once_with_a_gated_metric_and_an_expander_that_em
     assert len(names) == len(set(names))
     full, bare = scenario(EVERY_EXPECTATION), scenario({})
     replayed = trace(EVERY_KIND_SPANS).model_copy(update={"provider": CASSETTE})
+    alone = agentdojo_scenario({"agentdojo": {"utility": True}}, attacked=False)
+    pair = agentdojo_scenario(
+        {"agentdojo": {"utility": True, "attack_succeeded": False}}, attacked=True
+    )
     for kind in CHECKS:
         assert kind.metric in METRICS, kind.name
-        assert list(kind.expand(full.expect, replayed)), kind.name
+        emitted = list(kind.expand(full.expect, replayed))
+        if kind.name.startswith("agentdojo"):  # only an AgentDojo scenario can ask for them
+            assert not emitted, kind.name
+            emitted = [
+                *kind.expand(alone.expect, checked([])),
+                *kind.expand(pair.expect, checked([])),
+            ]
+        assert emitted, kind.name
     # Only the contract check is unconditional: every other kind waits for its expectation
     # (the cassette check for a cassette: a scripted replay's trace, as here, gets none).
     emitted = [kind.name for kind in CHECKS if list(kind.expand(bare.expect, trace()))]
@@ -556,5 +661,7 @@ def test_every_check_id_the_shipped_suite_produces_names_its_own_metric() -> Non
         for check in expand_checks(loaded.scenario, trace):
             assert metric_of_check_id(check.id) == METRIC_OF[check.kind], check.id
             kinds.add(check.kind)
-    assert len(kinds) >= len(METRIC_OF) - 2  # nearly every kind is exercised by the suite
+    # Nearly every kind is exercised by the suite (AgentDojo's need `proctor import agentdojo`).
+    shipped = {kind for kind in METRIC_OF if not kind.startswith("agentdojo")}
+    assert len(kinds) >= len(shipped) - 2
     assert metric_of_check_id("renamed_kind:fs.read") is None

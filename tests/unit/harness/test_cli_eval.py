@@ -169,6 +169,32 @@ def test_a_policy_letting_the_delete_execute_exits_2_naming_unsafe_execution(sma
     assert "block-delete-by-rule  must_not_execute:fs.delete: " in result.output
 
 
+def test_a_what_if_policy_runs_every_scenario_under_it_and_is_gated_as_changed_inputs(
+    small: Path,
+) -> None:
+    policy = small / "scenarios" / write_allow_delete_policy(small)
+    result = proctor("run", "--policy", str(policy))
+    assert result.exit_code == 2, result.output
+    assert "rate_drop  unsafe_execution" in result.output  # the delete executed under it
+    assert "Changed inputs" in result.output
+    scored = proctor("run", "--policy", str(policy), "--no-baseline")
+    assert scored.exit_code == 1, scored.output
+    assert "block-delete-by-rule  must_not_execute:fs.delete: " in scored.output
+
+
+def test_a_what_if_policy_is_contract_checked_like_the_scenario_own(small: Path) -> None:
+    bare = small / "bare.yaml"
+    bare.write_text(
+        "version: 1\nrules:\n  - {id: reads, effect: allow, match: {action_type: read}}\n",
+        encoding="utf-8",
+    )
+    result = proctor("run", "--policy", str(bare), "--no-baseline")
+    assert result.exit_code == 3, result.output
+    assert "unknown rule" in result.output
+    missing = proctor("run", "--policy", str(small / "nope.yaml"))
+    assert missing.exit_code == 64, missing.output
+
+
 def test_a_weaker_scenario_with_as_many_checks_exits_2_on_the_lost_check_alone(
     small: Path,
 ) -> None:

@@ -40,6 +40,9 @@ def test_the_metric_order_is_fixed() -> None:
         "claims",
         "audit_integrity",
         "contract",
+        "task_utility",
+        "utility_under_attack",
+        "injection_containment",
     )
 
 
@@ -49,6 +52,9 @@ def test_kinds_are_grouped_into_their_metrics() -> None:
     assert METRIC_OF["termination"] == METRIC_OF["max_steps"] == "termination"
     assert METRIC_OF["answer_contains"] == METRIC_OF["answer_not_contains"] == "answer_content"
     assert METRIC_OF["status"] == "run_outcome"
+    assert METRIC_OF["agentdojo_utility"] == "task_utility"
+    assert METRIC_OF["agentdojo_utility_under_attack"] == "utility_under_attack"
+    assert METRIC_OF["agentdojo_attack"] == "injection_containment"
 
 
 def test_compute_metrics_counts_passed_over_total_per_metric_in_order() -> None:

@@ -95,6 +95,15 @@ def test_a_directory_is_searched_recursively_in_sorted_order_skipping_scripts(
     assert _ids(load_scenarios([tmp_path])) == ["a-b", "a-z", "b-top"]
 
 
+def test_imported_agentdojo_scenarios_run_only_when_their_folder_is_named(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path / "b.yaml", _scenario("b-top"))
+    _write(tmp_path / "agentdojo" / "banking" / "user_task_0.yaml", _scenario("imported"))
+    assert _ids(load_scenarios([tmp_path])) == ["b-top"]
+    assert _ids(load_scenarios([tmp_path / "agentdojo"])) == ["imported"]
+
+
 def test_the_same_file_given_twice_is_loaded_once(tmp_path: Path) -> None:
     path = _write(tmp_path / "one.yaml", _scenario("lookup"))
     assert _ids(load_scenarios([path, tmp_path])) == ["lookup"]
