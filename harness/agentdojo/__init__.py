@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from harness.agentdojo._attack import ATTACK_NAME, attack_text
 from harness.agentdojo._files import MARK, is_generated
-from harness.agentdojo._ground_truth import GroundTruthError, result_text
+from harness.agentdojo._ground_truth import GroundTruthError
 from harness.agentdojo._import import (
     DEFAULT_VERSION,
-    INSTALL_COMMAND,
-    AgentDojoMissing,
     ImportRequest,
     SuiteImport,
     import_agentdojo,
@@ -21,14 +19,11 @@ from harness.agentdojo._import import (
 __all__ = [
     "ATTACK_NAME",
     "DEFAULT_VERSION",
-    "INSTALL_COMMAND",
     "MARK",
-    "AgentDojoMissing",
     "GroundTruthError",
     "ImportRequest",
     "SuiteImport",
     "attack_text",
     "import_agentdojo",
     "is_generated",
-    "result_text",
 ]

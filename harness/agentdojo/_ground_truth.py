@@ -3,7 +3,7 @@
 Which call reveals which injection vector is found the way AgentDojo finds injectable tasks
 (`BaseAttack.get_injection_candidates`): run the user task's ground truth with AgentDojo's own
 `FunctionsRuntime` on an environment holding a canary string in every vector, and look for the
-canaries in each result, formatted as the governed tool returns it (JSON text).
+canaries in each result, rendered as the governed tool returns it (`render_result`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
+from governance.agentdojo import render_result
 from harness._errors import HarnessError
 
 
@@ -53,19 +52,6 @@ def canaries(vectors: Sequence[str]) -> dict[str, str]:
     return {vector: f"<CANARY---{vector}--->" for vector in vectors}
 
 
-def result_text(value: Any) -> str:
-    """A function's return value as the governed tool returns it: JSON for models and lists
-    of them, the plain text of anything else."""
-    if isinstance(value, BaseModel):
-        return json.dumps(value.model_dump(mode="json"), ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        items = [
-            item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value
-        ]
-        return json.dumps(items, ensure_ascii=False)
-    return str(value)
-
-
 def ground_truth_steps(task: Any, pre_environment: Any) -> tuple[Step, ...]:
     """`task.ground_truth(pre_environment)` as steps with JSON-safe arguments (a ground truth
     only reads the environment, as AgentDojo's ground-truth pipeline assumes)."""
@@ -96,7 +82,7 @@ def walk(
                 f"{user_task.ID}: its ground-truth call {step.function} fails in AgentDojo "
                 f"itself ({type(exc).__name__}: {exc})"
             ) from exc
-        text = result_text(value)
+        text = render_result(value)  # what the governed tool returns to the model
         revealed.append(tuple(sorted(v for v, mark in marks.items() if mark in text)))
     return Walk(steps, tuple(revealed))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from governance.agentdojo import import_suites
 from harness._errors import UsageProblem
 from harness._scenario import AgentDojoTask, Scenario
 from harness.agentdojo._attack import attack_text
@@ -31,12 +32,7 @@ from harness.agentdojo._ground_truth import (
 )
 from harness.agentdojo._scenarios import Attack, TaskFacts, alone, attacked, live_only
 
-INSTALL_COMMAND = "pip install 'proctor[agentdojo]'"
 DEFAULT_VERSION = "v1.2.2"
-
-
-class AgentDojoMissing(UsageProblem):
-    """The optional `agentdojo` package is not installed (exit 64, with the install line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,22 +69,9 @@ class SuiteImport:
 
 
 def load_benchmark(version: str) -> dict[str, Any]:
-    """AgentDojo's suites of `version` (name: TaskSuite); exit 64 when agentdojo is missing
-    or does not know the version."""
-    try:
-        from agentdojo.task_suite import load_suites
-    except ImportError as exc:
-        raise AgentDojoMissing(
-            f"AgentDojo is not installed (the optional `agentdojo` extra, {exc}); install it "
-            f"with: {INSTALL_COMMAND}"
-        ) from None
-    known = sorted(name for name, suites in getattr(load_suites, "_SUITES", {}).items() if suites)
-    suites: dict[str, Any] = dict(load_suites.get_suites(version)) if version in known else {}
-    if not suites:
-        raise UsageProblem(
-            f"agentdojo {agentdojo_version()} knows no benchmark version {version!r}; it knows "
-            f"{', '.join(known)}"
-        )
+    """AgentDojo's suites of `version` (name: TaskSuite); exit 64 when agentdojo is missing,
+    does not know the version, or the version cannot be named in a scenario."""
+    suites = dict(import_suites(version))  # AgentDojoUnavailable: exit 64 with the install line
     try:
         AgentDojoTask(suite="banking", benchmark_version=version, user_task="user_task_0")
     except ValidationError:

@@ -143,7 +143,7 @@ def test_bad_options_exit_64_and_write_nothing(suites: dict[str, Any], tmp_path:
     out = str(tmp_path / "out")
     for args, said in [
         (("--suite", "shopping"), "'shopping' is not one of"),
-        (("--benchmark-version", "v9.9.9"), "knows no benchmark version 'v9.9.9'"),
+        (("--benchmark-version", "v9.9.9"), "no benchmark version 'v9.9.9'"),
         (("--benchmark-version", "v1"), "cannot be named in a scenario"),
         (("--suite", "banking", "--user-task", "user_task_999"), "--user-task: no user_task_999"),
         (("--injection-task", "injection_task_99"), "no injection_task_99"),
