@@ -67,6 +67,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "Gate the run stored in RUN against a baseline: exit 2 on any regression or changed "
         "scenario inputs.",
     ),
+    "import": LazyCommand(
+        "harness.cli._import_cmd",
+        "import_group",
+        "Write scenario files from a public benchmark's task suites (AgentDojo).",
+    ),
     "merge": LazyCommand(
         "harness.cli._merge_cmd",
         "merge_command",

@@ -38,8 +38,11 @@ HEAVY_PACKAGES = {
     "dotenv",
     "numpy",
     "bm25s",
+    "agentdojo",
 }
 HEAVY_MODULES = {
+    "harness.agentdojo",
+    "harness.agentdojo._import",
     "harness.reports",
     "harness.reports._html",
     "harness._scenario_runner",
@@ -126,6 +129,8 @@ def _heavy(modules: set[str]) -> list[str]:
         ("policy", "explain", str(SHIPPED_POLICY), "--tool", "fs.read", "--args", "{}"),
         ("policy", "check", "no-such-policy.yaml"),
         ("tools", "list"),
+        ("import", "--help"),
+        ("import", "agentdojo", "--help"),
         ("check", "-k", "kb and not injection"),
         ("check", "--tag", "nosuchtag"),
         ("no-such-command",),
