@@ -8,6 +8,7 @@ against, as AgentDojo's runner does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,17 @@ def prepare_world(task: AgentDojoTask) -> AgentDojoWorld:
     environment = goal.init_environment(tools.environment(task.injections))
     pre = copy_environment(environment)
     return AgentDojoWorld(task, AgentDojoToolSource(tools, environment), pre, goal, attack)
+
+
+def model_output(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The model's own last words, as AgentDojo's checks read them: the raw text (the trace
+    keeps it redacted, and a claims check may replace it in the answer the user sees; the
+    checks' verdicts are all the trace gets from it)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
 
 
 def environment_checks(world: AgentDojoWorld, answer: str | None) -> list[EnvironmentCheckRecord]:

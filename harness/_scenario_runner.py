@@ -241,11 +241,11 @@ def _run_scenario(
             registry_digest = gateway.registry.digest
             environment = None
             if world is not None:
-                from harness._agentdojo_run import environment_checks
+                from harness._agentdojo_run import environment_checks, model_output
 
-                # AgentDojo reads the model's own last text: the loop's account of refused
-                # calls, which replaces it in a blocked run's answer, is Proctor's report.
-                environment = environment_checks(world, state.model_text)
+                # AgentDojo reads the model's own last text (unredacted, before any claims
+                # check): the loop's account of refused calls is Proctor's report, not its.
+                environment = environment_checks(world, model_output(state.messages))
     finally:
         cache.http_pages.clear()
         if (mcp_config := resolve_mcp_config(loaded)) is not None:

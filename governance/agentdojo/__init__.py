@@ -6,6 +6,7 @@ only when a suite's tools are opened.
 
 from __future__ import annotations
 
+from governance.agentdojo._environments import SuiteEnvironments, canaries
 from governance.agentdojo._mapping import (
     AGENTDOJO_SUITES,
     AgentDojoMapping,
@@ -35,9 +36,11 @@ __all__ = [
     "AgentDojoToolSource",
     "AgentDojoUnavailable",
     "ReceivedCall",
+    "SuiteEnvironments",
     "SuiteTools",
     "ToolFacts",
     "Verdict",
+    "canaries",
     "copy_environment",
     "import_suites",
     "injection_task",

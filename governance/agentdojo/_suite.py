@@ -1,23 +1,16 @@
 """One AgentDojo suite as Proctor runs it: its functions with their committed facts, and a fresh
-copy of its environment per scenario.
-
-AgentDojo builds an environment by formatting its YAML text with the injections and parsing it
-(~90 ms for workspace). A suite run needs one per scenario, so the default environment is
-parsed once, and once more with a canary in every injection vector to find the string fields
-each vector lands in; a scenario then gets a deep copy of the default with only those fields
-rewritten (~2 ms for workspace). The default environment is exactly AgentDojo's; an injection's
-text is placed as written (AgentDojo formats it into its YAML source, where a quoted scalar
-would fold its line breaks: the words are the same).
+copy of its environment per scenario (governance.agentdojo._environments builds it as AgentDojo
+would, without re-parsing its YAML for each scenario).
 """
 
 from __future__ import annotations
 
 import pickle
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
+from governance.agentdojo._environments import SuiteEnvironments
 from governance.agentdojo._mapping import (
     AgentDojoMapping,
     AgentDojoMappingError,
@@ -33,11 +26,6 @@ SOURCE_NAME = "agentdojo"
 
 class AgentDojoUnavailable(ExtraUnavailable):
     """The optional `agentdojo` package is missing, or does not know a suite/version/task."""
-
-
-def _canary(vector: str) -> str:
-    # Letters, digits and '_' only: it goes into AgentDojo's YAML text before parsing.
-    return f"PROCTOR_CANARY_{vector}_END"
 
 
 def import_suites(benchmark_version: str) -> Mapping[str, Any]:
@@ -58,55 +46,6 @@ def import_suites(benchmark_version: str) -> Mapping[str, Any]:
             "this Proctor was built against)"
         )
     return suites
-
-
-_Step = tuple[str, Any]  # ("attr", name) | ("key", key) | ("index", i)
-
-
-def _strings_with_canaries(
-    value: Any, canaries: Sequence[str], path: tuple[_Step, ...] = ()
-) -> Iterable[tuple[tuple[_Step, ...], str]]:
-    """(path, text) of every string inside `value` that holds a canary."""
-    if isinstance(value, str):
-        if any(canary in value for canary in canaries):
-            yield path, value
-    elif hasattr(value, "__pydantic_fields__") and hasattr(value, "__dict__"):
-        for name, item in value.__dict__.items():
-            yield from _strings_with_canaries(item, canaries, (*path, ("attr", name)))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings_with_canaries(item, canaries, (*path, ("key", key)))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _strings_with_canaries(item, canaries, (*path, ("index", index)))
-
-
-def _set_at(root: Any, path: tuple[_Step, ...], text: str) -> Any:
-    """Set the string at `path`; return the innermost model holding it (to validate again)."""
-    target = owner = root
-    for kind, key in path[:-1]:
-        target = target.__dict__[key] if kind == "attr" else target[key]
-        if hasattr(target, "__pydantic_fields__"):
-            owner = target
-    kind, key = path[-1]
-    if kind == "attr":
-        target.__dict__[key] = text  # validated below, with the rest of its model
-    else:
-        target[key] = text
-    return owner
-
-
-def _validate_in_place(model: Any) -> None:
-    """Run a model's validators again over its new field values (AgentDojo derives fields from
-    text, e.g. a file's size from its content), keeping the object: others may share it."""
-    fresh = type(model).model_validate(model.model_dump(by_alias=True))
-    model.__dict__.update(fresh.__dict__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Spot:
-    path: tuple[_Step, ...]
-    template: str  # the parsed string, canaries in place
 
 
 class SuiteTools:
@@ -142,9 +81,7 @@ class SuiteTools:
         self.mapping.check_covers(self.functions)
         self.descriptors = tuple(self._descriptor(name) for name in sorted(self.functions))
         self._lock = threading.Lock()
-        self._pristine: Any = None
-        self._spots: tuple[_Spot, ...] = ()
-        self._defaults: dict[str, str] = {}
+        self._environments: SuiteEnvironments | None = None
 
     def _descriptor(self, function: str) -> ToolDescriptor:
         facts = self.mapping.tools[function]
@@ -166,56 +103,27 @@ class SuiteTools:
             untrusted_output=facts.untrusted_output,
         )
 
-    def _load_pristine(self) -> None:
-        defaults = self.suite.get_injection_vector_defaults()
-        canaries = {vector: _canary(vector) for vector in defaults}
-        marked = self.suite.load_and_inject_default_environment(canaries)
-        spots = tuple(
-            _Spot(path, text)
-            for path, text in _strings_with_canaries(marked, list(canaries.values()))
-        )
-        self._defaults = dict(defaults)
-        self._spots = spots
-        # Kept pickled: unpickling is ~3x faster than copy.deepcopy of these pydantic trees (and
-        # keeps the objects two fields share, e.g. a file in both `initial_files` and `files`).
-        self._pristine = pickle.dumps(
-            self.suite.load_and_inject_default_environment({}), protocol=pickle.HIGHEST_PROTOCOL
-        )
+    def _built(self) -> SuiteEnvironments:
+        if self._environments is None:
+            self._environments = SuiteEnvironments(self.suite)
+        return self._environments
 
     def vectors(self) -> dict[str, str]:
         """Injection vector id -> its default (harmless) text."""
         with self._lock:
-            if self._pristine is None:
-                self._load_pristine()
-            return dict(self._defaults)
+            return dict(self._built().defaults)
 
     def environment(self, injections: Mapping[str, str]) -> Any:
-        """A fresh environment: AgentDojo's default with `injections` placed in their vectors."""
+        """A fresh environment: AgentDojo's default with `injections` placed in their vectors,
+        exactly as `load_and_inject_default_environment(injections)` builds it."""
         with self._lock:
-            if self._pristine is None:
-                self._load_pristine()
-            unknown = sorted(set(injections) - set(self._defaults))
+            built = self._built()
+            unknown = sorted(set(injections) - set(built.defaults))
             if unknown:
                 raise AgentDojoUnavailable(
                     f"suite {self.name!r} has no injection vector {', '.join(unknown)}"
                 )
-            environment = pickle.loads(self._pristine)
-            if not injections:
-                return environment
-            texts = {**self._defaults, **injections}
-            owners: dict[int, Any] = {}
-            for spot in self._spots:
-                if not any(_canary(vector) in spot.template for vector in injections):
-                    continue  # AgentDojo's own parse of the default text stands
-                text = spot.template
-                for vector, value in texts.items():
-                    text = text.replace(_canary(vector), value)
-                owner = _set_at(environment, spot.path, text)
-                owners[id(owner)] = owner
-            for owner in owners.values():
-                if owner is not environment:
-                    _validate_in_place(owner)
-            return environment
+            return copy_environment(built.shared(injections))
 
 
 def copy_environment(environment: Any) -> Any:

@@ -47,11 +47,6 @@ class Walk:
         return next((n for n, shown in enumerate(self.revealed) if shown), None)
 
 
-def canaries(vectors: Sequence[str]) -> dict[str, str]:
-    """A string per vector that no environment holds otherwise (AgentDojo's own spelling)."""
-    return {vector: f"<CANARY---{vector}--->" for vector in vectors}
-
-
 def ground_truth_steps(task: Any, pre_environment: Any) -> tuple[Step, ...]:
     """`task.ground_truth(pre_environment)` as steps with JSON-safe arguments (a ground truth
     only reads the environment, as AgentDojo's ground-truth pipeline assumes)."""

@@ -17,11 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance.agentdojo import import_suites
+from governance.agentdojo import SuiteEnvironments, import_suites
 from harness._errors import UsageProblem
 from harness._scenario import AgentDojoTask, Scenario
 from harness.agentdojo._attack import attack_text
-from harness.agentdojo._environments import SuiteEnvironments
 from harness.agentdojo._files import header, refuse_foreign, remove_stale, render, write_if_changed
 from harness.agentdojo._ground_truth import (
     GroundTruthError,

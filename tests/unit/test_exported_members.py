@@ -65,9 +65,9 @@ FOLDER_API = {
         load_checkpoint_public_key parse_store_url read_checkpoint verify_checkpoint
         write_checkpoint""",
     "agentdojo": """AGENTDOJO_SUITES INSTALL_HINT AgentDojoMapping AgentDojoMappingError
-        AgentDojoSuite AgentDojoToolSource AgentDojoUnavailable ReceivedCall SuiteTools ToolFacts
-        Verdict copy_environment import_suites injection_task judge load_agentdojo_mapping
-        mapping_path render_result suite_tools user_task""",
+        AgentDojoSuite AgentDojoToolSource AgentDojoUnavailable ReceivedCall SuiteEnvironments
+        SuiteTools ToolFacts Verdict canaries copy_environment import_suites injection_task judge
+        load_agentdojo_mapping mapping_path render_result suite_tools user_task""",
     "tools": """HttpFetcher LocalTool LocalToolSource SEED_FILES Sandbox ToolExecutionError
         ToolRegistry Workspace builtin_registry builtin_tools business_tools database_dump file_tree
         fs_tools

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from governance.agentdojo import SuiteEnvironments
 from harness.agentdojo._attack import attack_text
-from harness.agentdojo._environments import SuiteEnvironments
 
 SUITE_NAMES = ("workspace", "travel", "banking", "slack")
 # Texts that YAML does not read back verbatim in every place a vector sits: line breaks that a

@@ -10,18 +10,23 @@ validated into the suite's model. That is exact only if a text changes nothing b
 holding its vector, so it is checked for every text (the parse with the text everywhere must
 equal the canary parse with the strings replaced); a text that fails the check takes AgentDojo's
 own route (format, parse, validate).
-A test pins the result against `load_and_inject_default_environment`.
+A test pins the result against `load_and_inject_default_environment`. The importer (which
+scripts each pair on it) and the runner (which runs the pair on it) share this one reading.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
-from harness.agentdojo._ground_truth import canaries
+
+def canaries(vectors: Sequence[str]) -> dict[str, str]:
+    """A string per vector that no environment holds otherwise (AgentDojo's own spelling)."""
+    return {vector: f"<CANARY---{vector}--->" for vector in vectors}
+
 
 KEPT = 32  # environments kept (a workspace one is a few hundred kB of objects)
 CANARY_START = "<CANARY---"
