@@ -53,7 +53,12 @@ from governance.core._contracts import (
 )
 from governance.core._errors import AuditWriteError
 from governance.policy._compile import Policy
-from governance.screening._injection import UNTRUSTED_SOURCE, Screener, output_findings
+from governance.screening._injection import (
+    UNTRUSTED_SOURCE,
+    Screener,
+    output_findings,
+    untrusted_text,
+)
 from governance.screening._output_secrets import OutputPolicy, screen_secrets
 from governance.stores._approvals import ApprovalRequest
 from governance.stores._backends import ApprovalBackend, BudgetBackend
@@ -545,8 +550,9 @@ class Firewall:
         # reads it is tainted (the loop marks it; later calls are decided as tainted).
         injected = output_findings(result, self._screener)
         descriptor = self._registry.get(call.tool)
-        if descriptor is not None and descriptor.untrusted_output and result.ok:
-            # Provenance, not content: a third party wrote this text, whatever it looks like.
+        if descriptor is not None and descriptor.untrusted_output and untrusted_text(result):
+            # Provenance, not content: a third party wrote this text (output, or the error text
+            # of a call that failed), whatever it looks like.
             injected = (UNTRUSTED_SOURCE, *injected)
         if injected:
             result = replace(result, findings=injected)

@@ -555,11 +555,15 @@ def _environment_check(
     (a pair's expectations name an injection task, so its utility has its own denominator)."""
     wanted = expect.agentdojo
     expected = None if wanted is None else getattr(wanted, check)
-    if expected is None or (
-        wanted is not None and (wanted.attack_succeeded is not None) != attacked
-    ):
+    if wanted is None or expected is None:
         return []
     records = trace.environment_checks or []
+    # A pair is a pair whatever it expects: the runner records its attack check always.
+    pair = any(r.check == "attack_succeeded" for r in records) or (
+        not records and wanted.attack_succeeded is not None
+    )
+    if pair != attacked:
+        return []
     found = [r for r in records if r.check == check]
     if not found:
         return [

@@ -43,7 +43,8 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.s
 # Replay scripts for `proctor ask` and the policies scenarios name live beside scenarios.
 SKIPPED_DIRS = frozenset({"scripts", "policies", "servers"})
 # What `proctor import agentdojo` writes (~1,000 scenarios that need the `agentdojo` extra):
-# run when named (`--scenarios scenarios/agentdojo`), never picked up from a folder above it.
+# run when named (`--scenarios scenarios/agentdojo`), not when the folder holding it is run
+# (`proctor run` says so); an `agentdojo` folder deeper down is an ordinary folder.
 IMPORTED_DIR = "agentdojo"
 _SUFFIXES = (".yaml", ".yml")
 _LABEL = re.compile(r"^function-\w+\[.*, (\w+)\]$")
@@ -303,7 +304,10 @@ def _scenario_files(path: Path, problems: list[_Problem]) -> list[Path]:
         return []
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and d != IMPORTED_DIR)
+        top = dirpath == str(path)  # only the given folder's own agentdojo/ is left out
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIPPED_DIRS and not (top and d == IMPORTED_DIR)
+        )
         for name in filenames:
             if name.endswith(_SUFFIXES) and not name.startswith("scenario.schema."):
                 found.append(Path(dirpath, name))

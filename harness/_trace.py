@@ -87,7 +87,9 @@ class EnvironmentCheckRecord(_Model):
     suite: str = Field(description="The AgentDojo suite (workspace, travel, banking, slack).")
     task: str = Field(description="The AgentDojo task whose check this is.")
     value: bool
-    error: str | None = Field(default=None, description="The check raised: counted against.")
+    error: Redacted | None = Field(
+        default=None, description="The check raised (its message, redacted): counted against."
+    )
 
 
 class Trace(_Model):

@@ -15,6 +15,7 @@ from governance.agentdojo._source import ReceivedCall
 from governance.agentdojo._suite import AgentDojoUnavailable, SuiteTools
 
 CheckName = Literal["utility", "attack_succeeded"]
+_ERROR_CHARS = 300  # a check's exception may quote the environment: kept short (and redacted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,5 +70,5 @@ def judge(
             value = getattr(task, plain)(answer, pre_environment, post_environment)
     except Exception as exc:  # AgentDojo's check code failed on this environment
         failed = check == "attack_succeeded"
-        return Verdict(check, failed, f"{type(exc).__name__}: {exc}")
+        return Verdict(check, failed, f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS])
     return Verdict(check, bool(value))

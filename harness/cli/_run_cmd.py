@@ -148,6 +148,11 @@ def run_command(
     """
     check_combination(provider, record_dir, record_missing)
     refuse_shard_combination(shard, provider, record_dir)
+    if shard is not None and policy_override is not None:
+        raise click.UsageError(
+            "--policy is a what-if run; `proctor merge` re-scores shards against the scenario "
+            "files as they are, so a shard cannot take --policy: run it whole"
+        )
     refuse_pointless_repeat(provider, repeat)
     if record_dir is not None and repeat > 1:
         raise click.UsageError(
@@ -194,11 +199,12 @@ def run_command(
                 "holds the scripted runs (pass --baseline FILE to gate against one)"
             )
             no_baseline = True
-    if not scenario_paths and (DEFAULT_SCENARIOS / IMPORTED_DIR).is_dir():
-        click.echo(
-            f"note: {DEFAULT_SCENARIOS / IMPORTED_DIR}/ (imported AgentDojo scenarios) is left "
-            f"out of the default suite; run it with --scenarios {DEFAULT_SCENARIOS / IMPORTED_DIR}"
-        )
+    for root in list(scenario_paths) or [DEFAULT_SCENARIOS]:
+        if root.is_dir() and (root / IMPORTED_DIR).is_dir():
+            click.echo(
+                f"note: {root / IMPORTED_DIR}/ (imported AgentDojo scenarios) is left out when "
+                f"its parent is run; run it with --scenarios {root / IMPORTED_DIR}"
+            )
     if shard is not None:  # scored, not gated: `proctor merge` gates (harness/cli/_shard_run.py)
         options = RunOptions(provider, scenario_paths, selection, baseline_path, baseline_ref,
                              no_baseline, fail_on_drift)  # fmt: skip

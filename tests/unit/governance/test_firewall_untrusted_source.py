@@ -48,11 +48,14 @@ class Source:
             tool("demo.inbox", untrusted=True),
             tool("demo.notes", untrusted=False),
             tool("demo.broken", untrusted=True),
+            tool("demo.silent", untrusted=True),
         ]
 
     def call(self, call: ToolCall) -> ToolResult:
         if call.tool == "demo.broken":
-            return ToolResult(call.call_id, call.tool, "failed", error="down", reason="tool_error")
+            return ToolResult(call.call_id, call.tool, "failed", error=POLITE, reason="tool_error")
+        if call.tool == "demo.silent":
+            return ToolResult(call.call_id, call.tool, "failed", error="", reason="tool_error")
         return ToolResult(call.call_id, call.tool, "executed", output=POLITE)
 
 
@@ -62,9 +65,14 @@ def test_the_polite_attack_passes_the_content_screener() -> None:
 
 @pytest.mark.parametrize(
     ("tool", "expected"),
-    [("demo.inbox", ("untrusted_source",)), ("demo.notes", ()), ("demo.broken", ())],
+    [
+        ("demo.inbox", ("untrusted_source",)),
+        ("demo.notes", ()),
+        ("demo.broken", ("untrusted_source",)),  # its error text is the source's words too
+        ("demo.silent", ()),  # failed with nothing for the model to read
+    ],
 )
-def test_only_an_executed_untrusted_source_taints(
+def test_an_untrusted_source_taints_whenever_the_model_reads_its_words(
     tmp_path: Path, tool: str, expected: tuple[str, ...]
 ) -> None:
     with AuditLog(tmp_path / "audit.sqlite") as audit:

@@ -665,3 +665,30 @@ def test_every_check_id_the_shipped_suite_produces_names_its_own_metric() -> Non
     shipped = {kind for kind in METRIC_OF if not kind.startswith("agentdojo")}
     assert len(kinds) >= len(shipped) - 2
     assert metric_of_check_id("renamed_kind:fs.read") is None
+
+
+def test_a_pair_expecting_only_utility_still_counts_it_under_attack() -> None:
+    pair = agentdojo_scenario({"agentdojo": {"utility": True}}, attacked=True)
+    records = [
+        {"check": "utility", "suite": "banking", "task": "user_task_0", "value": True},
+        {
+            "check": "attack_succeeded",
+            "suite": "banking",
+            "task": "injection_task_1",
+            "value": True,
+        },
+    ]
+    got = expand_checks(pair, checked(records))
+    assert [(c.kind, c.passed) for c in got[1:]] == [("agentdojo_utility_under_attack", True)]
+
+
+def test_a_check_error_is_kept_redacted_in_the_trace() -> None:
+    record = EnvironmentCheckRecord(
+        check="utility",
+        suite="banking",
+        task="user_task_0",
+        value=False,
+        error="KeyError: 'api_key=sk-proj-AbCdEfGh1234567890AbCdEfGh1234567890'",
+    )
+    assert "sk-proj-AbCdEfGh" not in (record.error or "")
+    assert "REDACTED" in (record.error or "")

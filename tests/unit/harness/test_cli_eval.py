@@ -193,6 +193,9 @@ def test_a_what_if_policy_is_contract_checked_like_the_scenario_own(small: Path)
     assert "unknown rule" in result.output
     missing = proctor("run", "--policy", str(small / "nope.yaml"))
     assert missing.exit_code == 64, missing.output
+    sharded = proctor("run", "--policy", str(bare), "--shard", "1/2")
+    assert sharded.exit_code == 64, sharded.output
+    assert "a shard cannot take --policy" in sharded.output
 
 
 def test_a_weaker_scenario_with_as_many_checks_exits_2_on_the_lost_check_alone(

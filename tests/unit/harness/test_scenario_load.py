@@ -100,7 +100,8 @@ def test_imported_agentdojo_scenarios_run_only_when_their_folder_is_named(
 ) -> None:
     _write(tmp_path / "b.yaml", _scenario("b-top"))
     _write(tmp_path / "agentdojo" / "banking" / "user_task_0.yaml", _scenario("imported"))
-    assert _ids(load_scenarios([tmp_path])) == ["b-top"]
+    _write(tmp_path / "team" / "agentdojo" / "mine.yaml", _scenario("deeper"))
+    assert _ids(load_scenarios([tmp_path])) == ["b-top", "deeper"]
     assert _ids(load_scenarios([tmp_path / "agentdojo"])) == ["imported"]
 
 
