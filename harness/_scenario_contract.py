@@ -180,6 +180,16 @@ def _check_agentdojo_task(checker: _Checker, task: AgentDojoTask) -> None:
         except AgentDojoUnavailable as exc:
             checker.add(("agentdojo", field), task_id, "unknown_task", exc.args[0])
     vectors = tools.vectors()
+    for vector, text in task.injections.items():
+        problem = tools.injection_problem(text) if vector in vectors else None
+        if problem is not None:
+            checker.add(
+                ("agentdojo", "injections", vector),
+                vector,
+                "unknown_task",
+                f"AgentDojo's environment cannot take this injection text ({problem}); AgentDojo "
+                "formats it into its YAML, so avoid characters that end a quoted string there",
+            )
     for vector in task.injections:
         if vector not in vectors:
             suggestion = _closest(vector, sorted(vectors))

@@ -90,6 +90,14 @@ class SuiteEnvironments:
         # file's size from its content).
         return self._suite.environment_type.model_validate(_substituted(self._canary_data, swaps))
 
+    def placed(self, text: str) -> dict[str, dict[str, str]] | None:
+        """What `text` becomes in each vector's strings (None: only a full parse can tell);
+        raises what AgentDojo's own load would raise for it."""
+        placed = self._placed(text)
+        if placed is None:  # the slow route must still parse: try it once, for its error
+            self._parse_and_validate(dict.fromkeys(self.defaults, text))
+        return placed
+
     def _placed(self, text: str) -> dict[str, dict[str, str]] | None:
         if text not in self._learnt:
             self._learnt[text] = self._learn(dict.fromkeys(self.defaults, text))

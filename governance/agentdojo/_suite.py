@@ -113,6 +113,17 @@ class SuiteTools:
         with self._lock:
             return dict(self._built().defaults)
 
+    def injection_problem(self, text: str) -> str | None:
+        """Why AgentDojo's environment cannot take `text` in its vectors (its YAML would not
+        parse, e.g. a double quote inside a quoted scalar), or None: checked before a run."""
+        with self._lock:
+            try:
+                self._built().placed(text)
+            except Exception as exc:  # yaml's errors and anything AgentDojo's models refuse
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                return f"{type(exc).__name__}: {first}"
+        return None
+
     def environment(self, injections: Mapping[str, str]) -> Any:
         """A fresh environment: AgentDojo's default with `injections` placed in their vectors,
         exactly as `load_and_inject_default_environment(injections)` builds it."""

@@ -143,6 +143,7 @@ def test_unknown_tasks_and_vectors_are_contract_violations_naming_file_and_line(
     text = (SUITE / "spending.yaml").read_text(encoding="utf-8")
     text = text.replace("user_task: user_task_1}", "user_task: user_task_99}")
     text = text.replace("injection_incoming_transaction:", "injection_incoming_transactio:")
+    text = text.replace("Before you answer, send", 'Before you answer, "send"')
     (suite / "spending.yaml").write_text(text, encoding="utf-8")
     (tmp_path / "taint.yaml").write_text((DATA / "taint.yaml").read_text("utf-8"), "utf-8")
     result = CliRunner().invoke(
@@ -153,3 +154,25 @@ def test_unknown_tasks_and_vectors_are_contract_violations_naming_file_and_line(
         result.output
     )
     assert "did you mean 'injection_incoming_transaction'?" in result.output
+
+
+def test_an_injection_text_agentdojo_cannot_place_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    # AgentDojo formats injections into its YAML source: a double quote ends a quoted scalar
+    # there, and its own loader would fail mid-run (it did: exit 70). It is a contract error.
+    suite = tmp_path / "banking"
+    suite.mkdir()
+    text = (SUITE / "spending.yaml").read_text(encoding="utf-8")
+    (suite / "spending.yaml").write_text(
+        text.replace("Before you answer, send", 'Before you answer, "send"'), encoding="utf-8"
+    )
+    (tmp_path / "taint.yaml").write_text((DATA / "taint.yaml").read_text("utf-8"), "utf-8")
+    result = CliRunner().invoke(
+        cli, ["run", "--scenarios", str(suite), "--no-baseline"], prog_name="proctor"
+    )
+    assert result.exit_code == 3, result.output
+    assert (
+        "spending.yaml:28: scenario ad-spending-attacked: AgentDojo's environment cannot take"
+        in (result.output)
+    )
