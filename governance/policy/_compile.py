@@ -72,7 +72,9 @@ def _compile_condition(model: ConditionModel, *, restrictive: bool) -> Condition
             raise ValueError(f"unusable path_prefix {model.path_prefix!r}")
         check = PathPrefixCheck(prefix)
     elif model.regex is not None:
-        check = RegexCheck(compile_policy_regex(model.regex))
+        check = RegexCheck(
+            compile_policy_regex(model.regex), compile_policy_regex(model.regex, ascii_only=True)
+        )
     elif model.enum is not None:
         check = EnumCheck(tuple(model.enum))
     elif model.max_length is not None:

@@ -37,10 +37,12 @@ SCHEMA_COMMAND = "make schemas"
 RULE_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
 
-def compile_policy_regex(pattern: str) -> Any:
+def compile_policy_regex(pattern: str, *, ascii_only: bool = False) -> Any:
     """A policy's `regex:` compiled by the `regex` engine in its `re`-compatible mode (V0), so
-    matching can be bounded in time (see governance.policy._rules.RegexCheck)."""
-    return regex.compile(pattern, flags=regex.V0)
+    matching can be bounded in time (see governance.policy._rules.RegexCheck). `ascii_only`:
+    the same pattern read with ASCII semantics (case-insensitivity, \\w, \\d, \\s, \\b over ASCII
+    alone), the second reading RegexCheck compares with."""
+    return regex.compile(pattern, flags=regex.V0 | (regex.ASCII if ascii_only else 0))
 BudgetScope = Literal["agent_run", "actor", "agent", "team", "tool"]
 BUDGET_SCOPES: tuple[BudgetScope, ...] = ("agent_run", "actor", "agent", "team", "tool")
 CountedImpact = Literal["write", "destructive", "unknown"]

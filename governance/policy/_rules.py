@@ -163,13 +163,31 @@ REGEX_TIMEOUT_SECONDS = 0.25
 
 @dataclass(frozen=True, slots=True)
 class RegexCheck:
+    """`pattern` read two ways when either side is not plain ASCII: Unicode semantics (as
+    written) and ASCII semantics (`ascii_pattern`). Unicode case-insensitivity equates lookalikes
+    with ASCII letters (`İ` with `i`, the Kelvin sign with `k`, `ſ` with `s`) and `\\d` takes
+    other scripts' digits: `(?i)...@gmail\\.com` would pass `gmaİl.com`, another domain. Where
+    the two readings disagree the value cannot be judged: no allow rule passes it, every block
+    or require_approval rule holds on it."""
+
     pattern: Any  # regex.Pattern[str] (the `regex` package ships no type information)
+    ascii_pattern: Any = None  # the same, compiled with regex.ASCII
 
     def test(self, value: object, *, negate: bool) -> bool:
         if not isinstance(value, str):
             return False
-        found = self.pattern.fullmatch(value, concurrent=True, timeout=REGEX_TIMEOUT_SECONDS)
-        return (found is not None) != negate
+        found = self._matches(self.pattern, value)
+        if (
+            self.ascii_pattern is not None
+            and not (value.isascii() and self.pattern.pattern.isascii())
+            and self._matches(self.ascii_pattern, value) != found
+        ):
+            return False  # the readings disagree: cannot judge, either way
+        return found != negate
+
+    @staticmethod
+    def _matches(pattern: Any, value: str) -> bool:
+        return pattern.fullmatch(value, concurrent=True, timeout=REGEX_TIMEOUT_SECONDS) is not None
 
     def describe(self) -> str:
         return f"matches /{self.pattern.pattern}/"
