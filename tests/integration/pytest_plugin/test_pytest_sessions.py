@@ -103,11 +103,15 @@ def test_a_failed_check_fails_its_item_naming_the_check_id_and_why(
     )
 
 
+XDIST = ["-p", "xdist.plugin", "-n", "2"]
+
+
+@pytest.mark.parametrize("workers", [[], XDIST], ids=["serial", "xdist"])
 def test_a_regression_fails_the_session_with_the_cli_message_though_every_item_passed(
-    suite: Path, pytester: pytest.Pytester
+    suite: Path, pytester: pytest.Pytester, workers: list[str]
 ) -> None:
     drop_ticket_check(suite)
-    result = run(pytester, "--proctor")
+    result = run(pytester, *workers, "--proctor")
     result.assert_outcomes(passed=5)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
