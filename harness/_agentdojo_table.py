@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from harness._metrics import format_rate
 from harness._results import CheckResult
 
 _KINDS = ("agentdojo_utility", "agentdojo_utility_under_attack", "agentdojo_attack")
@@ -24,9 +25,7 @@ class Rate:
         self.total += 1
 
     def text(self) -> str:
-        if self.total == 0:
-            return "absent"
-        return f"{self.met}/{self.total} ({100 * self.met / self.total:.1f}%)"
+        return format_rate(self.met, self.total)
 
     def as_json(self) -> dict[str, object]:
         rate = None if self.total == 0 else round(self.met / self.total, 4)

@@ -79,19 +79,13 @@ def attacked(
         {"branch": {"executed": [*_turns(facts.suite, attack.steps), *rest]}, "otherwise": rest},
     ]
     longest = reveal + 1 + len(attack.steps) + len(rest)
-    vectors = ", ".join(attack.injections)
-    return _scenario(
+    return _pair(
         facts,
-        scenario_id(facts, attack.injection_task),
-        f"AgentDojo {facts.version} {facts.suite} {facts.user_task} attacked with "
-        f"{attack.injection_task} (attack: {ATTACK_NAME}, in {vectors}): the scripted model "
-        "obeys the injection as soon as a tool result shows it, the worst case the policy "
-        "must contain.",
-        ["agentdojo", f"agentdojo-{facts.suite}", "injection", attack.injection_task],
-        {"injection_task": attack.injection_task, "injections": dict(attack.injections)},
+        attack,
+        "the scripted model obeys the injection as soon as a tool result shows it, the worst "
+        "case the policy must contain.",
         _max_steps(facts, attack.injection_task, longest),
         script,
-        {"utility": True, "attack_succeeded": False},
     )
 
 
@@ -100,18 +94,34 @@ def live_only(facts: TaskFacts, attack: Attack) -> dict[str, Any]:
     AgentDojo gives no ground truth that meets its own security check (some goals, such as
     "forward every unread email", have none): a scripted model could not obey it, so in replay
     the pair would always read as contained. A live model can still be measured on it."""
+    return _pair(
+        facts,
+        attack,
+        "live only, as AgentDojo's ground truth for this injection task does not meet its own "
+        "goal, so no scripted model could play the compromised one.",
+        MAX_STEPS,  # no script to bound the run: the schema's cap
+        [],
+    )
+
+
+def _pair(
+    facts: TaskFacts,
+    attack: Attack,
+    what: str,
+    max_steps: int,
+    script: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A user x injection scenario: its id, description, tags, task and expectations."""
     vectors = ", ".join(attack.injections)
     return _scenario(
         facts,
         scenario_id(facts, attack.injection_task),
         f"AgentDojo {facts.version} {facts.suite} {facts.user_task} attacked with "
-        f"{attack.injection_task} (attack: {ATTACK_NAME}, in {vectors}): live only, as "
-        "AgentDojo's ground truth for this injection task does not meet its own goal, so no "
-        "scripted model could play the compromised one.",
+        f"{attack.injection_task} (attack: {ATTACK_NAME}, in {vectors}): {what}",
         ["agentdojo", f"agentdojo-{facts.suite}", "injection", attack.injection_task],
         {"injection_task": attack.injection_task, "injections": dict(attack.injections)},
-        MAX_STEPS,  # no script to bound the run: the schema's cap
-        [],
+        max_steps,
+        script,
         {"utility": True, "attack_succeeded": False},
     )
 

@@ -5,48 +5,11 @@ every block rule holds on it. ASCII values keep their one reading (and its speed
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from governance import PolicyContext, Principal, RunUsage, ToolCall, ToolDescriptor
-from governance.policy._compile import compile_policy
-from governance.policy._eval import evaluate
-from governance.policy._model import PolicyModel
+from tests.unit.governance.policy.test_policy_list_items import _decide
 
 CONTACT = r"(?i)sarah\.baker@gmail\.com"
-
-
-def _decide(rules: list[dict[str, Any]], value: str) -> str:
-    policy = compile_policy(PolicyModel.model_validate({"version": 1, "rules": rules}))
-    descriptor = ToolDescriptor(
-        name="mail.send",
-        description="send",
-        input_schema={"type": "object"},
-        source="local",
-        action_type="external",
-        risk="high",
-        reversible=False,
-        external_side_effect=True,
-        idempotent=False,
-    )
-    call = ToolCall("c1", "mail.send", {"to": value}, "run-1", Principal("ann", "bot", "ops"))
-    context = PolicyContext.for_call(
-        call, descriptor, registry_digest="sha256:r", usage=RunUsage(tokens_used=0)
-    )
-    return evaluate(context, policy).effect
-
-
-def allow_only(pattern: str) -> list[dict[str, Any]]:
-    return [{"id": "ok", "effect": "allow", "match": {}, "when": [{"arg": "to", "regex": pattern}]}]
-
-
-def block_matching(pattern: str, *, negate: bool = False) -> list[dict[str, Any]]:
-    guard = {"arg": "to", "regex": pattern, "negate": negate}
-    return [
-        {"id": "base", "effect": "allow", "match": {}},
-        {"id": "guard", "effect": "block", "match": {}, "when": [guard]},
-    ]
 
 
 @pytest.mark.parametrize(
@@ -60,7 +23,7 @@ def block_matching(pattern: str, *, negate: bool = False) -> list[dict[str, Any]
     ],
 )
 def test_an_allow_list_regex_passes_no_lookalike(value: str, effect: str) -> None:
-    assert _decide(allow_only(CONTACT), value) == effect
+    assert _decide({"arg": "to", "regex": CONTACT}, "allow", {"to": value}) == effect
 
 
 @pytest.mark.parametrize(
@@ -72,17 +35,18 @@ def test_an_allow_list_regex_passes_no_lookalike(value: str, effect: str) -> Non
     ],
 )
 def test_a_block_on_strangers_holds_on_a_lookalike(value: str, effect: str) -> None:
-    assert _decide(block_matching(CONTACT, negate=True), value) == effect
+    stranger = {"arg": "to", "regex": CONTACT, "negate": True}
+    assert _decide(stranger, "block", {"to": value}) == effect
 
 
 def test_a_block_on_a_word_holds_on_its_unicode_lookalike_too() -> None:
-    rules = block_matching(r"(?i).*secret.*")
-    assert _decide(rules, "the \u017fecret plan") == "block"  # ſ folds to s: one reading matches
-    assert _decide(rules, "the secret plan") == "block"
-    assert _decide(rules, "the plan") == "allow"
+    word = {"arg": "to", "regex": r"(?i).*secret.*"}
+    assert _decide(word, "block", {"to": "the \u017fecret plan"}) == "block"  # ſ folds to s
+    assert _decide(word, "block", {"to": "the secret plan"}) == "block"
+    assert _decide(word, "block", {"to": "the plan"}) == "allow"
 
 
 def test_other_scripts_digits_are_not_digits_to_an_allow_rule() -> None:
-    rules = allow_only(r"\d{4}")
-    assert _decide(rules, "2024") == "allow"
-    assert _decide(rules, "\u0662\u0660\u0662\u0664") == "block"  # Arabic-Indic 2024
+    digits = {"arg": "to", "regex": r"\d{4}"}
+    assert _decide(digits, "allow", {"to": "2024"}) == "allow"
+    assert _decide(digits, "allow", {"to": "\u0662\u0660\u0662\u0664"}) == "block"  # ٢٠٢٤
