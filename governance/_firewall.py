@@ -32,6 +32,7 @@ from governance._call_results import (
     refusal,
     rejected,
 )
+from governance._run_taint import RunTaint
 from governance.arguments._schema_checks import SchemaChecks, schema_checks
 from governance.arguments._schemas import SchemaRefused, first_problem
 from governance.arguments._snapshot import (
@@ -215,6 +216,8 @@ class Firewall:
         self._flow = ApprovalFlow(_Steps(self), approvals, waiter=waiter)
         # What reads tool outputs for injected instructions (None: the heuristic default).
         self._screener = screener
+        # Runs whose calls returned untrusted text: decided as tainted whatever the caller says.
+        self._taint = RunTaint(getattr(audit, "events", None))
 
     @property
     def registry(self) -> ToolRegistry:
@@ -246,9 +249,14 @@ class Firewall:
         plan = self._argument_plan(descriptor) if descriptor is not None else None
         return prepared_arguments(descriptor, snapshot, plan)
 
-    def _decide(self, call: ToolCall, usage: RunUsage | None) -> tuple[Decision, Policy | None]:
+    def _decide(
+        self, call: ToolCall, usage: RunUsage | None, *, review: bool = False
+    ) -> tuple[Decision, Policy | None]:
         """The decision and the policy snapshot it was made under (budgets come from the same
-        snapshot, so an edit landing mid-call can never drop them)."""
+        snapshot, so an edit landing mid-call can never drop them). A run this firewall saw read
+        untrusted text is decided as tainted (with `review`, a resumed or edited held call, its
+        audit chain is read too: the call may have been held by another process)."""
+        usage = self._taint.usage(call.run_id, usage, read_chain=review)
         descriptor = self._registry.get(call.tool)
         registry_digest = self._registry.digest
         if descriptor is not None and descriptor.quarantine:
@@ -556,6 +564,7 @@ class Firewall:
             injected = (UNTRUSTED_SOURCE, *injected)
         if injected:
             result = replace(result, findings=injected)
+            self._taint.mark(call.run_id)
         try:
             self._record_outcome(call, result, secrets, effect)
         except AuditFailed as exc:
@@ -735,7 +744,7 @@ class _Steps:
     def decide_under_policy(
         self, call: ToolCall, usage: RunUsage | None
     ) -> tuple[Decision, Policy | None]:
-        return self._firewall._decide(call, usage)
+        return self._firewall._decide(call, usage, review=True)
 
     def prepare(self, call: ToolCall) -> PreparedArguments:
         return self._firewall.prepare(call)
