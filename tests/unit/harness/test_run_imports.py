@@ -35,6 +35,7 @@ NOT_FOR_A_PLAIN_RUN = (
     "governance.stores._budgets_postgres",
     "governance.stores._postgres_schema",
     "governance.stores._postgres_stores",
+    "dotenv",
 )
 
 
