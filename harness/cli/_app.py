@@ -166,5 +166,9 @@ def cli() -> None:
 
 
 def main() -> None:
-    preload_command(sys.argv[1:], COMMANDS)
+    try:
+        preload_command(sys.argv[1:], COMMANDS)
+    except KeyboardInterrupt:  # interrupted while importing: reported as the group would
+        click.echo("\nAborted.", err=True)
+        sys.exit(codes.INTERNAL)
     cli.main(prog_name="proctor")

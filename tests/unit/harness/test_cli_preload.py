@@ -106,3 +106,31 @@ def test_the_entry_point_preloads_the_command_it_runs(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.splitlines()[-1] == "exit 0 frozen True True"
+
+
+@pytest.mark.parametrize("entry", ["main", "group"])
+def test_an_interrupt_while_the_command_imports_exits_as_the_group_reports_one(
+    tmp_path: Path, entry: str
+) -> None:
+    # The same outcome whether the entry point's preload or the group's own import is cut off.
+    (tmp_path / "interrupted_command.py").write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from harness.cli import _app\n"
+        "from harness.cli._commands import LazyCommand\n"
+        "entry = LazyCommand('interrupted_command', 'x', 'x')\n"
+        "_app.COMMANDS['cut'] = _app.cli.lazy['cut'] = entry\n"
+        "sys.argv = ['proctor', 'cut']\n"
+        + ("_app.main()\n" if entry == "main" else "_app.cli.main(prog_name='proctor')\n")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 70, done.stderr
+    assert done.stderr.strip() == "Aborted."
