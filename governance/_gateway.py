@@ -29,8 +29,6 @@ from governance.core._closing import Closing
 from governance.core._contracts import ToolSource
 from governance.core._errors import GovernanceError
 from governance.core._process_token import current_process_token
-from governance.mcp._config import load_mcp_config
-from governance.mcp._pins import load_pins
 from governance.policy._compile import Policy
 from governance.policy._load import PolicyFile
 from governance.stores._approval_recovery import InDoubt, reconcile_with_audit
@@ -47,7 +45,6 @@ from governance.stores._backends import (
 )
 from governance.stores._budgets import BudgetStore
 from governance.stores._budgets_memory import MemoryBudgetLedger
-from governance.stores._checkpoint_schedule import CheckpointingAuditLog, CheckpointSchedule
 from governance.stores._sealing import key_from_env as approvals_key_from_env
 from governance.stores._sqlite import Durability
 from governance.tools import builtin_tools
@@ -55,8 +52,10 @@ from governance.tools._registry import ToolRegistry
 
 if TYPE_CHECKING:
     from governance.mcp._client import McpToolSource, SourceStatus
-    from governance.mcp._config import McpServerSpec
+    from governance.mcp._config import McpConfig, McpServerSpec
     from governance.mcp._mapping import McpToolDefinition
+    from governance.mcp._pins import PinSet
+    from governance.stores._checkpoint_schedule import CheckpointingAuditLog, CheckpointSchedule
 
 DEFAULT_STATE_DIR = Path(".proctor")
 # Who resumes a held call: `detached` (default) - whoever holds the run, even after a restart;
@@ -120,8 +119,16 @@ class Gateway(Closing):
             StaticPolicy(policy) if policy is not None else PolicyFile(policy_path)
         )
         # A malformed MCP config or pin file refuses to start too; a server that fails is skipped.
-        mcp = load_mcp_config(mcp_config) if mcp_config is not None else None
-        mcp_pins = load_pins(mcp.lock_path) if mcp is not None else None
+        mcp: McpConfig | None = None
+        mcp_pins: PinSet | None = None
+        if mcp_config is not None:
+            # Imported here: a gateway without MCP servers (every scenario run but an MCP
+            # one) need not build the config's models.
+            from governance.mcp._config import load_mcp_config
+            from governance.mcp._pins import load_pins
+
+            mcp = load_mcp_config(mcp_config)
+            mcp_pins = load_pins(mcp.lock_path)
         self._mcp_sources: list[McpToolSource] = []
         self.audit: AuditBackend
         self.approvals: ApprovalBackend
@@ -130,6 +137,10 @@ class Gateway(Closing):
         # The firewall writes through this wrapper, so every event counts towards the schedule.
         self.checkpoints: CheckpointingAuditLog | None = None
         if checkpoint is not None:
+            # Imported here: checkpoints sign with the `cryptography` package, which a gateway
+            # without them (every scenario run but a checkpoint one) need not load.
+            from governance.stores._checkpoint_schedule import CheckpointingAuditLog
+
             self.checkpoints = CheckpointingAuditLog(self.audit, checkpoint, self.clock)
             self.audit = self.checkpoints
         # Before any traffic: requests whose waiting process died are failed closed, and rows a

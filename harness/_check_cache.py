@@ -33,7 +33,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -201,6 +201,20 @@ class CheckCache:
                     return None
                 found[named] = digest
         return found
+
+    def holds_all(self, files: Iterable[Path]) -> bool:
+        """Every file has an entry for its bytes as they are now (not read, so not vouched
+        for: `get` still verifies each). A file that cannot be read has none."""
+        if not self._usable():
+            return False
+        for file in files:
+            try:
+                raw = file.read_bytes()
+            except OSError:
+                return False
+            if not (self._directory / f"{self._key(raw)}.json").is_file():
+                return False
+        return True
 
     def get(self, file: Path, raw: bytes, shown: str) -> list[LoadedScenario] | None:
         """The file's checked scenarios (packed), or None: not stored, stale, or unreadable."""

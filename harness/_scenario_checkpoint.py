@@ -9,12 +9,14 @@ scenario's manual clock, and what the trace keeps is counts and a verdict. The s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from governance import Gateway
 from governance.core import GovernanceError
-from governance.stores import CheckpointSchedule, verify_checkpoint
 from harness._trace import CheckpointSummary
+
+if TYPE_CHECKING:
+    from governance.stores import CheckpointSchedule
 
 # Small enough that a run of one governed call (four events) is checkpointed mid-run.
 EVERY_EVENTS: Final = 3
@@ -22,7 +24,11 @@ EVERY_EVENTS: Final = 3
 
 def scenario_schedule(state_dir: Path) -> CheckpointSchedule:
     """Every EVERY_EVENTS events, into the scenario's state directory, with a fresh key."""
+    # Imported here: checkpoints (and the `cryptography` package) load only for a scenario
+    # that expects one.
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from governance.stores import CheckpointSchedule
 
     return CheckpointSchedule(
         state_dir / "audit.checkpoint.json",
@@ -34,6 +40,8 @@ def scenario_schedule(state_dir: Path) -> CheckpointSchedule:
 
 def checkpoint_summary(gateway: Gateway) -> CheckpointSummary:
     """The last checkpoint the gateway wrote, verified with its public key against the log."""
+    from governance.stores import verify_checkpoint
+
     writer = gateway.checkpoints
     events = sum(verdict.events for verdict in gateway.audit.verify_all())
     if writer is None or not writer.written:

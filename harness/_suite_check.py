@@ -202,6 +202,12 @@ def load_checked_suite(
         waiting.extend(left[1])
 
     def split(files: Sequence[tuple[Path, str]], work: FileWork) -> Iterator[FileOutcome]:
+        store = checked_files.store if checked_files is not None else None
+        if store is not None and store.holds_all(path for path, _ in files):
+            # A warm cache: reading every entry back here costs less than forking a helper
+            # and passing half of them through a pipe (0.07-0.10 s vs 0.09-0.2 s of wall for
+            # 1,000 scenarios). A stale entry is checked here, as a cold file would be.
+            return (work(*file) for file in files)
         builtin_registry()  # built once, before the fork: both sides use it
         return split_in_two(files, work, take, give)
 

@@ -1,10 +1,11 @@
-"""Load and check a suite's files in two processes, for a `-j` run: the parent and one forked
+"""Load and check a suite's files in two processes, for a run whose helper work may use two (a
+`-j` run, or a serial one with a core to spare: `harness._helper_cores`): the parent and one forked
 helper each take about half of the files (by size), and the parent takes the helper's outcomes
 back in file order, so the suite, its problems, duplicate ids and contract violations come out
 exactly as one process would find them.
 
 Each process does the whole per-file work (read, check cache, parse, schema, contract check,
-cache entry), so a cold check cache costs a `-j` run about half the wall time it would. The
+cache entry), so a cold check cache costs such a run about half the wall time it would. The
 helper sends each of its files' outcome (pickled) down a pipe as soon as it has it; the pipe's
 buffer keeps it at most a file or two ahead, so the parent never holds more than that.
 

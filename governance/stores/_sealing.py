@@ -19,11 +19,6 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
 from governance.core._errors import GovernanceError
 
 KEY_ENV: Final = "PROCTOR_APPROVALS_KEY"
@@ -46,6 +41,11 @@ def derive_key(secret: bytes) -> bytes:
     """The 32-byte AES key for approvals, derived from any configured secret."""
     if not secret:
         raise ValueError("an empty secret cannot key the approval store")
+    # cryptography is imported only where a key is configured: a keyless store (every scenario
+    # run) marks the arguments plain and never needs it.
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(secret)
 
 
@@ -60,6 +60,8 @@ def seal(plaintext: str, key: bytes | None, aad: bytes) -> str:
     """Text to store: encrypted under `key`, or marked plain when no key is configured."""
     if key is None:
         return _PLAIN + plaintext
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = os.urandom(_NONCE)
     sealed = AESGCM(key).encrypt(nonce, plaintext.encode("utf-8"), aad)
     return _SEALED + base64.b64encode(nonce + sealed).decode("ascii")
@@ -88,6 +90,9 @@ def unseal(stored: str | None, key: bytes | None, aad: bytes) -> str:
             f"the raw arguments are encrypted; set {KEY_ENV} (or {AUDIT_KEY_ENV}) to the key "
             "they were sealed with",
         )
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         blob = base64.b64decode(stored[len(_SEALED) :], validate=True)
         plain = AESGCM(key).decrypt(blob[:_NONCE], blob[_NONCE:], aad)

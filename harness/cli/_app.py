@@ -15,6 +15,7 @@ from governance import AddressUnavailable, ConfigError, ExtraUnavailable, Govern
 from harness import _exit_codes as codes
 from harness._errors import CredentialSourceError, HarnessError, UsageProblem
 from harness.cli._commands import COMMANDS, LazyCommand
+from harness.cli._preload import preload_command
 
 # No auto env vars: every environment switch is declared (and documented) on its option, so
 # nothing like PROCTOR_RUN_NO_BASELINE=1 can quietly turn a gate off.
@@ -165,4 +166,9 @@ def cli() -> None:
 
 
 def main() -> None:
+    try:
+        preload_command(sys.argv[1:], COMMANDS)
+    except KeyboardInterrupt:  # interrupted while importing: reported as the group would
+        click.echo("\nAborted.", err=True)
+        sys.exit(codes.INTERNAL)
     cli.main(prog_name="proctor")

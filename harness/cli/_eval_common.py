@@ -109,7 +109,7 @@ def finish(
     result: SuiteResult, report_dir: Path | None, *, fail_on_drift: bool, jobs: int = 1
 ) -> int:
     """Print the terminal report, write the artifacts, return the exit code. `jobs`: the
-    processes the run was given (more than one: the reports are written by two)."""
+    processes the reports may be written by (`harness._helper_cores`; more than one: two)."""
     # The reports state the exit code too: they must count drift exactly as the exit code does.
     result = dataclasses.replace(result, fail_on_drift=fail_on_drift)
     click.echo(render_terminal(result))

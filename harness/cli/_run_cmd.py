@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from harness._helper_cores import helper_processes
 from harness._scenario_load import IMPORTED_DIR
 from harness._scenario_runner import ProviderChoice
 from harness._suite import assemble, load_checked_suite, new_run_id, run_checked_suite
@@ -177,12 +178,15 @@ def run_command(
             "(--provider openai|stub)"
         )
     replayed = cassette_of(provider)
+    # Checking half of a cold suite's files and writing report.html may take a second core even
+    # when the scenarios run one at a time (harness._helper_cores); the output is the same.
+    helpers = helper_processes(jobs)
     if replayed is None:
         scenarios = without_live_only(
             load_checked_suite(
                 list(scenario_paths) or [DEFAULT_SCENARIOS],
                 selection=selection,
-                jobs=jobs,
+                jobs=helpers,
                 policy_override=policy_override,
             )
         )
@@ -243,7 +247,7 @@ def run_command(
     if replayed is not None:
         report_misses(result.checks)
         _say_replay_only_skipped(scenarios)
-    return finish(result, report_dir, fail_on_drift=fail_on_drift, jobs=jobs)
+    return finish(result, report_dir, fail_on_drift=fail_on_drift, jobs=helpers)
 
 
 def _say_replay_only_skipped(scenarios: Sequence[LoadedScenario]) -> None:

@@ -18,8 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dotenv import dotenv_values
-
 from governance import ConfigError
 from harness._errors import CredentialSourceError
 from harness.providers._endpoint import endpoint_origin
@@ -125,6 +123,8 @@ def resolve_settings(
     dotenv_file: Path | None = None
     if dotenv_path is not None and dotenv_path.is_file():
         dotenv_file = dotenv_path
+        from dotenv import dotenv_values  # only where there is a file: a replay run has none
+
         dotenv = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
 
     def pick(flag: str | None, name: str, option: str) -> tuple[str | None, _Origin | None]:

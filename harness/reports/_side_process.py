@@ -1,9 +1,10 @@
 """One report written by a forked child while this process writes the others.
 
-A `-j N` run (the user gave it N processes) writes its five reports after the last worker
-finishes, on one core; report.html is the largest of them (each trace read back and rendered),
-so it is written by a child forked at that moment while the parent writes the rest, and the
-parent waits for it before the manifest (whose presence says the directory is complete).
+A run writes its five reports after its last scenario finishes; report.html is the largest of
+them (each trace read back and rendered), so when the run may use a second process for it (a
+`-j N` run, or a serial one with a core to spare: `harness._helper_cores`) it is written by a
+child forked at that moment while the parent writes the rest, and the parent waits for it
+before the manifest (whose presence says the directory is complete).
 
 Fork only: the child inherits the run's result (its spilled traces and checks are read with
 `pread`, safe to share), and it is only safe while this process has a single thread. Anywhere

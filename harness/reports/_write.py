@@ -33,8 +33,9 @@ def write_reports(
     files of an earlier run in the same directory are removed so they cannot be re-scored as this
     run's. The manifest pins every trace and report.json by digest, signed with `key` when one
     is given. Returns the written paths keyed by file name (`traces` for the directory).
-    `jobs > 1` (a run given that many processes): report.html is written by a forked child
-    meanwhile (`harness.reports._side_process`); the bytes are the same either way.
+    `jobs > 1` (the processes the run's helper work may use, `harness._helper_cores`):
+    report.html is written by a forked child meanwhile (`harness.reports._side_process`); the
+    bytes are the same either way.
     """
     traces_dir = prepare_report_dir(report_dir)
     traces = result.traces

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from harness import _suite_check_split
-from harness._check_cache import default_cache_dir
+from harness import _suite_check, _suite_check_split
+from harness._check_cache import cache_for, default_cache_dir
 from harness._errors import ScenarioError
 from harness._scenario_load import FileOutcome
-from harness._suite_check import load_checked_suite
+from harness._suite_check import builtin_registry, load_checked_suite
 from harness._suite_check_split import can_split, shares, split_in_two
 
 GOOD = """\
@@ -161,3 +161,50 @@ def test_with_another_thread_alive_nothing_is_forked(tmp_path: Path) -> None:
         stop.set()
         thread.join()
     assert pids == [os.getpid()] * 4
+
+
+def _count_splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+
+    def counted(*args: Any) -> Iterator[FileOutcome]:
+        calls.append(1)
+        return split_in_two(*args)
+
+    monkeypatch.setattr(_suite_check, "split_in_two", counted)
+    return calls
+
+
+def test_a_warm_cache_is_read_back_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _write(tmp_path, _files(4))
+    splits = _count_splits(monkeypatch)
+    cold = _snapshot(load_checked_suite([suite], jobs=2))
+    assert splits == [1]  # cold: checked in two processes
+    assert _snapshot(load_checked_suite([suite], jobs=2)) == cold
+    assert splits == [1]  # warm: every file had its entry, no helper was forked
+
+
+def test_a_file_edited_since_it_was_cached_makes_the_check_split_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _write(tmp_path, _files(4))
+    splits = _count_splits(monkeypatch)
+    load_checked_suite([suite], jobs=2)
+    _write(suite, {"f2.yaml": [GOOD.format(id="s2-0"), GOOD.format(id="s2-new")]})
+    edited = _snapshot(load_checked_suite([suite], jobs=2))
+    assert splits == [1, 1]
+    assert "s2-new" in [row[0] for row in edited]
+    assert edited == _snapshot(load_checked_suite([suite], use_cache=False))
+
+
+def test_a_cache_holds_no_entry_for_a_file_it_cannot_read(tmp_path: Path) -> None:
+    suite = _write(tmp_path, _files(2))
+    load_checked_suite([suite])
+    cache = cache_for(lambda: builtin_registry().digest)
+    assert cache is not None
+    files = sorted(suite.glob("*.yaml"))
+    assert cache.holds_all(files)
+    assert not cache.holds_all([*files, suite / "gone.yaml"])
+    (suite / "f0.yaml").write_text("scenarios: []\n", encoding="utf-8")
+    assert not cache.holds_all(files)  # its bytes changed: no entry for them
