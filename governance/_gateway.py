@@ -15,6 +15,8 @@ by `proctor store migrate`). `durability` is the file stores' mode: `fsync` (def
 (survives a killed process, not a power loss).
 `checkpoint` (governance.stores: `CheckpointSchedule`) has the gateway sign checkpoints of its
 audit log every N events and on close, into a file outside the database.
+`telemetry` (governance.telemetry: `Telemetry`) exports the firewall's events over OpenTelemetry
+and reads the pending approvals and budget usage from these stores for its metrics.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from governance.mcp._client import McpToolSource, SourceStatus
     from governance.mcp._config import McpServerSpec
     from governance.mcp._mapping import McpToolDefinition
+    from governance.telemetry._telemetry import Telemetry
 
 DEFAULT_STATE_DIR = Path(".proctor")
 # Who resumes a held call: `detached` (default) - whoever holds the run, even after a restart;
@@ -96,6 +99,7 @@ class Gateway(Closing):
         registry: ToolRegistry | None = None,
         checkpoint: CheckpointSchedule | None = None,
         held_calls: HeldCalls = "detached",
+        telemetry: Telemetry | None = None,
     ) -> None:
         """`registry`, when given, is the whole tool surface, already built (a suite's scenarios
         share one, with its digest): then no `sources`, `builtin` or `mcp_config`."""
@@ -163,6 +167,21 @@ class Gateway(Closing):
             max_result_chars=max_result_chars,
             evidence=evidence,
             waiter=current_process_token() if held_calls == "awaited" else None,
+        )
+        if telemetry is not None:
+            self._watch(telemetry)
+
+    def _watch(self, telemetry: Telemetry) -> None:
+        """Export the firewall's events; lend the stores to the pending-approvals and
+        budget-usage gauges (read on the exporter's thread; the stores are thread-safe)."""
+        self.firewall.add_observer(telemetry.observe)
+        approvals, budgets, policy = self.approvals, self.budgets, self.policy
+        telemetry.watch_approvals(lambda: len(approvals.list(status="pending")))
+        telemetry.watch_budgets(
+            lambda: [
+                (row.budget_id, row.scope, row.used)
+                for row in budgets.status(policy.current().budgets)
+            ]
         )
 
     def _audit_expired(self, approval_ids: Sequence[str]) -> None:

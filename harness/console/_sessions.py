@@ -428,6 +428,8 @@ class AgentSessions:
     def _observe(self, event: LifecycleEvent) -> None:
         """Firewall observer: every call event of a run of this console, as it happens (any
         thread: the turn's, or a page's that approved its call)."""
+        if not event.call_id:
+            return  # a run event: published by _Watched.record_run_event, with its session
         with self._lock:
             session = self._sessions.get(event.run_id)
             if session is not None:
