@@ -43,7 +43,7 @@ from harness._scenario_load import (
 )
 from harness._spans import ApprovalSpan
 from harness._suite_cache import SuiteCache
-from harness._telemetry import label_scenario_run
+from harness._telemetry import observe_scenario
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
 from harness.providers import Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
@@ -118,7 +118,6 @@ def open_scenario_gateway(
     store: StoreSpec = _MEMORY_STORE,
     checkpoint: bool = False,
     tool_source: ToolSource | None = None,
-    telemetry: Telemetry | None = None,
 ) -> Gateway:
     """The one place a scenario's gateway is built.
 
@@ -129,7 +128,6 @@ def open_scenario_gateway(
     `store` is for the test that proves a trace does not depend on the backend that ran it.
     `checkpoint`: the gateway signs audit checkpoints as it goes (harness._scenario_checkpoint).
     `tool_source`: the scenario's only tools (an AgentDojo suite over its environment).
-    `telemetry` (--otel) observes the gateway's calls and run events; traces do not change.
     """
     policy_path = resolve_policy_path(loaded)
     if tool_source is not None:
@@ -144,7 +142,6 @@ def open_scenario_gateway(
             store=store,
             evidence=True,
             checkpoint=None,
-            telemetry=telemetry,
         )
     # MCP: a stateless config's servers are shared by the worker's scenarios (the cache), any
     # other config's are started by the gateway and stopped with it.
@@ -165,7 +162,6 @@ def open_scenario_gateway(
         evidence=True,  # decisions carry the matched/decisive rules coverage is measured from
         registry=cache.builtin_registry() if plain else None,
         checkpoint=scenario_schedule(state_dir) if checkpoint else None,
-        telemetry=telemetry,
     )
 
 
@@ -235,10 +231,9 @@ def _run_scenario(
         store=store,
         checkpoint=wants_checkpoint,
         tool_source=world.source if world is not None else None,
-        telemetry=telemetry,
     )
     if telemetry is not None:
-        label_scenario_run(telemetry, scenario.id, run_id)
+        observe_scenario(telemetry, gateway, scenario.id, run_id)
     try:
         with gateway:
             cache.http_pages.serve(scenario.setup.http_pages)  # none: no route to loopback

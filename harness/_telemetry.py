@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from harness._errors import UsageProblem
 
 if TYPE_CHECKING:
+    from governance import Gateway
     from governance.telemetry import Telemetry, TelemetryConfig
 
 PROCTOR_OTEL_ENDPOINT = "PROCTOR_OTEL_ENDPOINT"
@@ -67,9 +68,17 @@ def exporting(plan: TelemetryPlan | None) -> Iterator[Telemetry | None]:
         telemetry.shutdown()
 
 
-def label_scenario_run(telemetry: Telemetry, scenario_id: str, eval_run_id: str) -> None:
-    """An eval run's span says which scenario of which suite run it is (the loop's run id is
-    the scenario id, so that traces are byte-identical from run to run)."""
+def observe_scenario(
+    telemetry: Telemetry, gateway: Gateway, scenario_id: str, eval_run_id: str
+) -> None:
+    """Export a scenario's run: its firewall's events, its span labelled with the scenario and
+    the suite run (the loop's run id is the scenario id, so that traces are byte-identical from
+    run to run).
+
+    The firewall observer only, not `Gateway(telemetry=)`: that also lends the gateway's stores
+    to the pending-approvals and budget gauges, and a scenario's stores are throwaway (a
+    suite's thousand would be kept alive and read long after their scenarios ended)."""
+    gateway.firewall.add_observer(telemetry.observe)
     telemetry.run_attributes(
         scenario_id, {"proctor.scenario.id": scenario_id, "proctor.eval.run_id": eval_run_id}
     )

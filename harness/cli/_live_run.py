@@ -32,8 +32,8 @@ from harness.providers._endpoint import endpoint_host
 from harness.providers._settings import ProviderSettings, resolve_settings
 
 if TYPE_CHECKING:
-    from harness._select import Selection
     from governance.telemetry import Telemetry
+    from harness._select import Selection
 
 LIVE_SCENARIOS = Path("scenarios/live")
 # The provider in a live scenario's inputs digest: no model, so another model measures the same

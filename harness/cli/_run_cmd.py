@@ -40,10 +40,10 @@ from harness.reports._write import prepare_report_dir
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from governance.telemetry import Telemetry
     from harness._scenario_load import LoadedScenario
     from harness._select import Selection
     from harness._shard import Shard
-    from governance.telemetry import Telemetry
 
 
 @click.command("run")

@@ -32,12 +32,12 @@ from harness._shard import (
 )
 
 if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
     from harness._baseline import Baseline
     from harness._scenario_load import LoadedScenario
     from harness._select import Selection
     from harness._suite_check import CheckedSuite
     from harness._suite_workers import Progress
-    from governance.telemetry import Telemetry
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -167,11 +167,11 @@ def test_otel_without_the_extra_exits_64_with_the_install_line(
     assert not (tmp_path / "out").exists()  # nothing ran
 
 
-def test_the_blocker_lets_a_run_without_otel_through(tmp_path: Path) -> None:
-    # The blocker above must not break Proctor itself: only the export needs the SDK.
+def test_without_the_extra_the_same_ask_without_otel_runs(tmp_path: Path, script: Path) -> None:
+    # The blocker must not break Proctor itself: only the export needs the SDK.
     done = subprocess.run(
-        [sys.executable, "-c", BLOCK_OPENTELEMETRY, "policy", "check",
-         str(REPO / "governance" / "data" / "default_policy.yaml")],
+        [sys.executable, "-c", BLOCK_OPENTELEMETRY, "ask", "x", "--script", str(script),
+         "--state-dir", str(tmp_path / "state")],
         cwd=REPO,
         capture_output=True,
         text=True,
