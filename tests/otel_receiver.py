@@ -5,7 +5,8 @@ port, prints the port on its first stdout line, and decodes every `POST /v1/trac
 `POST /v1/metrics` body (protobuf, gzip or deflate Content-Encoding honoured) with
 opentelemetry-proto into one JSON line of FILE per span or metric point, written before the
 answer goes back: once an exporter has its 200, what it sent is on disk. `--mode 500|503`
-answers every request with that status (after decoding nothing); `hang` never answers.
+answers every request with that status (decoding nothing, noting a `refused` line); `hang`
+never answers.
 
 In tests: `with OtlpReceiver(tmp_path) as receiver: ... receiver.spans(), receiver.metrics()`.
 """
@@ -18,8 +19,9 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,19 @@ class OtlpReceiver:
 
     def requests(self) -> list[dict[str, Any]]:
         return [r for r in self.records() if r["signal"] == "request"]
+
+    def refused(self) -> list[dict[str, Any]]:
+        """The requests a `500`/`503` receiver turned away."""
+        return [r for r in self.records() if r["signal"] == "refused"]
+
+    def wait_for(self, ready: Callable[[OtlpReceiver], bool], timeout: float = 10.0) -> bool:
+        """Whether `ready(self)` came true within `timeout` (checked every 20 ms)."""
+        deadline = time.monotonic() + timeout
+        while not ready(self):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def raw_text(self) -> str:
         """Everything received, as written: for asserting that something is absent."""
@@ -207,6 +222,8 @@ def _serve(out: Path, mode: str) -> None:
                 hang.wait()  # until the process is stopped
                 return
             if mode in ("500", "503"):
+                with lock, out.open("a", encoding="utf-8") as sink:
+                    sink.write(json.dumps({"signal": "refused", "path": self.path}) + "\n")
                 self._answer(int(mode), b"unavailable")
                 return
             encoding = self.headers.get("Content-Encoding", "").strip().lower()

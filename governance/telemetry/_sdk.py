@@ -5,7 +5,6 @@ warning line. Imported only on the background thread of a started Telemetry."""
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -24,12 +23,12 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
-from governance.screening._redaction import redact_text
 from governance.telemetry import _names as n
 from governance.telemetry._config import TelemetryConfig
 from governance.telemetry._metrics import Instruments
 from governance.telemetry._records import Record
 from governance.telemetry._spans import RunIds, SpanBuilder
+from governance.telemetry._warning import warn_once
 
 
 class Telemetry(Protocol):
@@ -46,24 +45,7 @@ class Telemetry(Protocol):
 _SDK_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk")
 _COMPRESSION = {"none": Compression.NoCompression, "gzip": Compression.Gzip,
                 "deflate": Compression.Deflate}  # fmt: skip
-_warned: dict[int, bool] = {}
-_warn_lock = threading.Lock()
 _last_problem = threading.local()
-
-
-def warn_once(telemetry: Telemetry, problem: str) -> None:
-    """One line on stderr per Telemetry, whatever fails and however often."""
-    with _warn_lock:
-        if _warned.get(id(telemetry)):
-            return
-        _warned[id(telemetry)] = True
-    print(
-        f"proctor: OpenTelemetry export failed ({redact_text(problem)[:300]}); telemetry is being "
-        "dropped, calls, decisions and the audit log are unaffected; further failures are "
-        "not reported",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 class _Remember(logging.Handler):

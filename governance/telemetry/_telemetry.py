@@ -20,6 +20,7 @@ from typing import Any
 from governance.core._errors import ExtraUnavailable
 from governance.telemetry._config import TelemetryConfig
 from governance.telemetry._records import ObservedEvent, Record, RunFacts, TurnRecord
+from governance.telemetry._warning import warn_once
 
 INSTALL_HINT = "pip install 'proctor[otel]' (or, in a checkout, make otel)"
 # How often the background thread looks at the queue: the hot path never signals it.
@@ -129,8 +130,6 @@ class Telemetry:
         try:
             exporting = start_exporting(self)
         except Exception as exc:  # a broken SDK install: say so once, keep the calls going
-            from governance.telemetry._sdk import warn_once
-
             warn_once(self, f"cannot start OpenTelemetry export ({type(exc).__name__}: {exc})")
             self._closed = True
             self._queue.clear()
@@ -164,6 +163,12 @@ class Telemetry:
             return
         self._wake.set()
         thread.join(timeout_seconds)
+        if thread.is_alive():  # a backend that does not answer: what is left is dropped
+            warn_once(
+                self,
+                f"the export did not finish within {timeout_seconds:g}s of shutdown; is "
+                f"{self.config.traces_endpoint} answering?",
+            )
 
     def _forget_after_fork(self) -> None:
         """In a forked child: the parent's thread and providers do not exist here, and what it
