@@ -160,8 +160,9 @@ def test_an_endpoint_that_is_down_changes_nothing_but_at_most_a_warning_per_proc
     down, off = runs[mode, 2], runs["off", 2]
     assert down.code == off.code
     assert down.traces == off.traces
-    # However many batches failed: at most one line from each of the two workers.
-    assert len([line for line in down.stderr.splitlines() if FAILED_EXPORT in line]) <= 2
+    # However many batches failed: one line from each worker that had spans to export.
+    warnings = [line for line in down.stderr.splitlines() if FAILED_EXPORT in line]
+    assert 1 <= len(warnings) <= 2
     assert "Traceback" not in down.stderr
     # The progress lines and the report are the run's own, as without export.
     assert [line for line in down.stderr.splitlines() if line.startswith("[")] == [
