@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from governance import Gateway
     from governance.telemetry import Telemetry, TelemetryConfig
 
-PROCTOR_OTEL_ENDPOINT = "PROCTOR_OTEL_ENDPOINT"
-
 
 @dataclass(frozen=True, slots=True)
 class TelemetryPlan:
