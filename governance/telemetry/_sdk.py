@@ -4,6 +4,9 @@ warning line. Imported only on the background thread of a started Telemetry."""
 
 from __future__ import annotations
 
+# The SDK imports it lazily while building providers, and it registers fork hooks as it loads:
+# loaded here (by Telemetry.start, on the caller's thread), never in the middle of a fork.
+import concurrent.futures.thread  # noqa: F401
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
