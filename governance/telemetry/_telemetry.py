@@ -23,7 +23,7 @@ from governance.telemetry._config import TelemetryConfig
 from governance.telemetry._records import ObservedEvent, Record, RunFacts, TurnRecord
 from governance.telemetry._warning import warn_once
 
-INSTALL_HINT = "pip install 'proctor[otel]' (or, in a checkout, make otel)"
+INSTALL_HINT = "pip install 'proctor[otel]'"
 # How often the background thread looks at the queue: the hot path never signals it. The thread
 # turns records into spans once no record came for this long, or the queue is a quarter full.
 POLL_SECONDS = 0.05
