@@ -57,8 +57,7 @@ class Telemetry:
         self._stopping = False
         self._closed = False
         self._shut = False  # shutdown() was called: stays closed, in a forked child too
-        self._pending_readers: list[PendingReader] = []
-        self._budget_readers: list[BudgetReader] = []
+        self._watched: list[tuple[PendingReader, BudgetReader]] = []
         self._exporting: Any = None  # governance.telemetry._sdk.Exporting, once started
         _after_fork_in_child(self)
 
@@ -108,19 +107,28 @@ class Telemetry:
 
     # -- what the gateway lends it ------------------------------------------------------------
 
-    def watch_approvals(self, reader: PendingReader) -> None:
-        """`reader()` counts pending approval requests (read at each metric collection)."""
-        self._pending_readers.append(reader)
+    def watch(self, *, pending: PendingReader, budgets: BudgetReader) -> Callable[[], None]:
+        """Read a gateway's stores at each metric collection: `pending()` counts its pending
+        approval requests, `budgets()` lists (budget id, scope, used) rows. Returns the call
+        that stops it (a closed gateway's stores are never read, nor kept alive)."""
+        entry = (pending, budgets)
+        with self._lock:
+            self._watched.append(entry)
 
-    def watch_budgets(self, reader: BudgetReader) -> None:
-        """`reader()` lists (budget id, scope, used) rows (read at each metric collection)."""
-        self._budget_readers.append(reader)
+        def unwatch() -> None:
+            with self._lock:
+                if entry in self._watched:
+                    self._watched.remove(entry)
+
+        return unwatch
 
     def pending_readers(self) -> list[PendingReader]:
-        return list(self._pending_readers)
+        with self._lock:
+            return [pending for pending, _ in self._watched]
 
     def budget_readers(self) -> list[BudgetReader]:
-        return list(self._budget_readers)
+        with self._lock:
+            return [budgets for _, budgets in self._watched]
 
     # -- the background side ------------------------------------------------------------------
 

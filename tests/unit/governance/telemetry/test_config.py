@@ -118,3 +118,30 @@ def test_a_malformed_header_is_named_without_echoing_its_value() -> None:
 
 def test_a_config_error_is_a_value_error_the_cli_reports_as_usage() -> None:
     assert issubclass(TelemetryConfigError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("environ", "traces", "metrics"),
+    [
+        ({}, True, True),
+        ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "OTLP"}, True, True),
+        ({"OTEL_METRICS_EXPORTER": "none"}, True, False),  # a traces-only backend (Langfuse)
+        ({"OTEL_TRACES_EXPORTER": "none"}, False, True),
+    ],
+)
+def test_each_signal_can_be_switched_off_by_its_standard_variable(
+    environ: dict[str, str], traces: bool, metrics: bool
+) -> None:
+    config = telemetry_config(flag=True, environ=environ)
+    assert config is not None and (config.traces, config.metrics) == (traces, metrics)
+
+
+def test_with_both_signals_off_export_is_off() -> None:
+    environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    assert telemetry_config(flag=True, environ=environ) is None
+
+
+@pytest.mark.parametrize("name", ["OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"])
+def test_an_exporter_other_than_otlp_or_none_is_an_error_naming_the_variable(name: str) -> None:
+    with pytest.raises(TelemetryConfigError, match=f"^{name}='zipkin'"):
+        telemetry_config(flag=True, environ={name: "zipkin"})
