@@ -21,7 +21,7 @@ and reads the pending approvals and budget usage from these stores for its metri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -168,20 +168,22 @@ class Gateway(Closing):
             evidence=evidence,
             waiter=current_process_token() if held_calls == "awaited" else None,
         )
+        self._unwatch: Callable[[], None] | None = None
         if telemetry is not None:
             self._watch(telemetry)
 
     def _watch(self, telemetry: Telemetry) -> None:
         """Export the firewall's events; lend the stores to the pending-approvals and
-        budget-usage gauges (read on the exporter's thread; the stores are thread-safe)."""
+        budget-usage gauges until close (read on the exporter's thread; the stores are
+        thread-safe)."""
         self.firewall.add_observer(telemetry.observe)
         approvals, budgets, policy = self.approvals, self.budgets, self.policy
-        telemetry.watch_approvals(lambda: len(approvals.list(status="pending")))
-        telemetry.watch_budgets(
-            lambda: [
+        self._unwatch = telemetry.watch(
+            pending=lambda: len(approvals.list(status="pending")),
+            budgets=lambda: [
                 (row.budget_id, row.scope, row.used)
                 for row in budgets.status(policy.current().budgets)
-            ]
+            ],
         )
 
     def _audit_expired(self, approval_ids: Sequence[str]) -> None:
@@ -269,6 +271,9 @@ class Gateway(Closing):
         return tuple(McpSourceView(source) for source in self._mcp_sources)
 
     def close(self) -> None:
+        unwatch, self._unwatch = getattr(self, "_unwatch", None), None
+        if unwatch is not None:  # its stores are closed next: the gauges stop reading them
+            unwatch()
         for source in self._mcp_sources:
             source.close()
         self.budgets.close()

@@ -47,6 +47,8 @@ class TelemetryConfig:
     export_timeout_ms: int = 30_000
     metric_export_interval_ms: int = 60_000
     queue_limit: int = DEFAULT_QUEUE_LIMIT
+    traces: bool = True  # OTEL_TRACES_EXPORTER=none: metrics only
+    metrics: bool = True  # OTEL_METRICS_EXPORTER=none: traces only (a traces-only backend)
 
 
 def telemetry_config(*, flag: bool, environ: Mapping[str, str]) -> TelemetryConfig | None:
@@ -68,6 +70,10 @@ def telemetry_config(*, flag: bool, environ: Mapping[str, str]) -> TelemetryConf
                 f"{name}={value!r} is not supported: Proctor exports OTLP over HTTP only "
                 f"({PROTOCOL}); unset it or set it to {PROTOCOL}"
             )
+    traces = _exporter(environ, "OTEL_TRACES_EXPORTER")
+    metrics = _exporter(environ, "OTEL_METRICS_EXPORTER")
+    if not (traces or metrics):
+        return None
     if base:
         general, general_name = base, ENDPOINT_ENV
     else:
@@ -89,7 +95,19 @@ def telemetry_config(*, flag: bool, environ: Mapping[str, str]) -> TelemetryConf
         max_export_batch_size=_whole(environ, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
         export_timeout_ms=_whole(environ, "OTEL_BSP_EXPORT_TIMEOUT", 30_000),
         metric_export_interval_ms=_whole(environ, "OTEL_METRIC_EXPORT_INTERVAL", 60_000),
+        traces=traces,
+        metrics=metrics,
     )
+
+
+def _exporter(environ: Mapping[str, str], name: str) -> bool:
+    """`otlp` (the default) exports the signal, `none` does not; nothing else is offered."""
+    value = environ.get(name, "").strip().lower()
+    if value in ("", "otlp"):
+        return True
+    if value == "none":
+        return False
+    raise TelemetryConfigError(f"{name}={value!r} is not supported: use otlp or none")
 
 
 def _signal_endpoint(environ: Mapping[str, str], signal: str, general: str, path: str) -> str:

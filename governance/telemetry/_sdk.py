@@ -4,6 +4,9 @@ warning line. Imported only on the background thread of a started Telemetry."""
 
 from __future__ import annotations
 
+# The SDK imports it lazily while building providers, and it registers fork hooks as it loads:
+# loaded here (by Telemetry.start, on the caller's thread), never in the middle of a fork.
+import concurrent.futures.thread  # noqa: F401
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -139,20 +142,27 @@ class Exporting:
         self.tracer_provider = TracerProvider(
             resource=resource, id_generator=self.ids, shutdown_on_exit=False
         )
-        self.tracer_provider.add_span_processor(
-            BatchSpanProcessor(
-                span_exporter,
-                max_queue_size=config.max_queue_size,
-                schedule_delay_millis=config.schedule_delay_ms,
-                max_export_batch_size=min(config.max_export_batch_size, config.max_queue_size),
-                export_timeout_millis=config.export_timeout_ms,
+        if config.traces:
+            self.tracer_provider.add_span_processor(
+                BatchSpanProcessor(
+                    span_exporter,
+                    max_queue_size=config.max_queue_size,
+                    schedule_delay_millis=config.schedule_delay_ms,
+                    max_export_batch_size=min(config.max_export_batch_size, config.max_queue_size),
+                    export_timeout_millis=config.export_timeout_ms,
+                )
             )
-        )
-        reader = PeriodicExportingMetricReader(
-            metric_exporter, export_interval_millis=config.metric_export_interval_ms
+        readers = (
+            [
+                PeriodicExportingMetricReader(
+                    metric_exporter, export_interval_millis=config.metric_export_interval_ms
+                )
+            ]
+            if config.metrics
+            else []
         )
         self.meter_provider = MeterProvider(
-            resource=resource, metric_readers=[reader], shutdown_on_exit=False
+            resource=resource, metric_readers=readers, shutdown_on_exit=False
         )
         meter = self.meter_provider.get_meter(n.INSTRUMENTATION_SCOPE)
         self.instruments = Instruments(

@@ -11,6 +11,7 @@ and built on the background thread, so a process that forks workers before its f
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import weakref
 from collections import deque
@@ -22,8 +23,9 @@ from governance.telemetry._config import TelemetryConfig
 from governance.telemetry._records import ObservedEvent, Record, RunFacts, TurnRecord
 from governance.telemetry._warning import warn_once
 
-INSTALL_HINT = "pip install 'proctor[otel]' (or, in a checkout, make otel)"
-# How often the background thread looks at the queue: the hot path never signals it.
+INSTALL_HINT = "pip install 'proctor[otel]'"
+# How often the background thread looks at the queue: the hot path never signals it. The thread
+# turns records into spans once no record came for this long, or the queue is a quarter full.
 POLL_SECONDS = 0.05
 
 # (approval id) counts: what `proctor.approvals.pending` reads at each collection.
@@ -43,15 +45,19 @@ class Telemetry:
         self.service_role = service_role
         self._queue: deque[Record] = deque()
         self._limit = config.queue_limit
+        self._high_water = max(config.queue_limit // 4, 1)
         self._dropped = 0
         self._lock = threading.Lock()
+        # Held while this thread builds the SDK or turns records into spans (work that may
+        # import modules lazily): os.fork() waits for it, so no child starts with a half-
+        # imported module.
+        self._fork_guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self._stopping = False
         self._closed = False
         self._shut = False  # shutdown() was called: stays closed, in a forked child too
-        self._pending_readers: list[PendingReader] = []
-        self._budget_readers: list[BudgetReader] = []
+        self._watched: list[tuple[PendingReader, BudgetReader]] = []
         self._exporting: Any = None  # governance.telemetry._sdk.Exporting, once started
         _after_fork_in_child(self)
 
@@ -59,8 +65,9 @@ class Telemetry:
     def start(cls, config: TelemetryConfig, *, service_role: str) -> Telemetry:
         """Ready to export (ExtraUnavailable without the `otel` extra). Starts no thread."""
         try:
-            import opentelemetry.exporter.otlp.proto.http  # noqa: F401
-            import opentelemetry.sdk.trace  # noqa: F401
+            # Imported here, on the caller's thread, never on the background one: a fork in the
+            # middle of an import would leave the child a half-initialised module.
+            import governance.telemetry._sdk  # noqa: F401
         except ImportError as exc:
             raise ExtraUnavailable(
                 f"OpenTelemetry export needs the `otel` extra ({exc.name} is missing): "
@@ -100,19 +107,28 @@ class Telemetry:
 
     # -- what the gateway lends it ------------------------------------------------------------
 
-    def watch_approvals(self, reader: PendingReader) -> None:
-        """`reader()` counts pending approval requests (read at each metric collection)."""
-        self._pending_readers.append(reader)
+    def watch(self, *, pending: PendingReader, budgets: BudgetReader) -> Callable[[], None]:
+        """Read a gateway's stores at each metric collection: `pending()` counts its pending
+        approval requests, `budgets()` lists (budget id, scope, used) rows. Returns the call
+        that stops it (a closed gateway's stores are never read, nor kept alive)."""
+        entry = (pending, budgets)
+        with self._lock:
+            self._watched.append(entry)
 
-    def watch_budgets(self, reader: BudgetReader) -> None:
-        """`reader()` lists (budget id, scope, used) rows (read at each metric collection)."""
-        self._budget_readers.append(reader)
+        def unwatch() -> None:
+            with self._lock:
+                if entry in self._watched:
+                    self._watched.remove(entry)
+
+        return unwatch
 
     def pending_readers(self) -> list[PendingReader]:
-        return list(self._pending_readers)
+        with self._lock:
+            return [pending for pending, _ in self._watched]
 
     def budget_readers(self) -> list[BudgetReader]:
-        return list(self._budget_readers)
+        with self._lock:
+            return [budgets for _, budgets in self._watched]
 
     # -- the background side ------------------------------------------------------------------
 
@@ -125,26 +141,39 @@ class Telemetry:
             thread.start()
 
     def _work(self) -> None:
-        from governance.telemetry._sdk import start_exporting
+        from governance.telemetry._sdk import start_exporting  # loaded by start(): no import
 
         try:
-            exporting = start_exporting(self)
+            with self._fork_guard:
+                exporting = start_exporting(self)
         except Exception as exc:  # a broken SDK install: say so once, keep the calls going
             warn_once(self, f"cannot start OpenTelemetry export ({type(exc).__name__}: {exc})")
             self._closed = True
             self._queue.clear()
             return
         self._exporting = exporting
+        waiting = -1  # queue length at the last look
         while True:
             self._wake.wait(POLL_SECONDS)
             self._wake.clear()
             stopping = self._stopping
-            while self._queue:
-                record = self._queue.popleft()
-                try:
-                    exporting.handle(record)
-                except Exception:  # one odd record never stops the export of the others
-                    pass
+            size = len(self._queue)
+            if not stopping and size != waiting and size < self._high_water:
+                # Calls are still coming: turning records into spans now would compete with
+                # them for the interpreter. Wait for a pause (a model turn, an idle server) or
+                # for the queue to fill up.
+                waiting = size
+                continue
+            waiting = -1
+            for _ in range(len(self._queue) if not stopping else sys.maxsize):
+                if not self._queue:
+                    break
+                with self._fork_guard:
+                    record = self._queue.popleft()
+                    try:
+                        exporting.handle(record)
+                    except Exception:  # one odd record never stops the export of the others
+                        pass
             if stopping:
                 exporting.finish()
                 return
@@ -174,6 +203,7 @@ class Telemetry:
         """In a forked child: the parent's thread and providers do not exist here, and what it
         had queued is the parent's to export."""
         self._lock = threading.Lock()
+        self._fork_guard = threading.Lock()
         self._wake = threading.Event()
         self._queue = deque()
         self._thread = None
@@ -184,12 +214,24 @@ class Telemetry:
 
 
 def _after_fork_in_child(telemetry: Telemetry) -> None:
+    """Fork hooks: wait for the background thread's guarded work before a fork, start afresh
+    in the child. Weak: a Telemetry that is gone costs a no-op."""
     ref = weakref.ref(telemetry)
 
-    def reset() -> None:
+    def before() -> None:
+        alive = ref()
+        if alive is not None:
+            alive._fork_guard.acquire()
+
+    def in_parent() -> None:
+        alive = ref()
+        if alive is not None:
+            alive._fork_guard.release()
+
+    def in_child() -> None:
         alive = ref()
         if alive is not None:
             alive._forget_after_fork()
 
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=reset)
+        os.register_at_fork(before=before, after_in_parent=in_parent, after_in_child=in_child)
