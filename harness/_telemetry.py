@@ -74,8 +74,9 @@ def observe_scenario(
     run to run).
 
     The firewall observer only, not `Gateway(telemetry=)`: that also lends the gateway's stores
-    to the pending-approvals and budget gauges, and a scenario's stores are throwaway (a
-    suite's thousand would be kept alive and read long after their scenarios ended)."""
+    to the pending-approvals and budget-usage gauges, and a scenario's stores are a sandbox (a
+    budget scenario drives its budget to the limit): a dashboard must not read them as the
+    state of real gateways. Decisions, latencies and token usage are exported as ever."""
     gateway.firewall.add_observer(telemetry.observe)
     telemetry.run_attributes(
         scenario_id, {"proctor.scenario.id": scenario_id, "proctor.eval.run_id": eval_run_id}
