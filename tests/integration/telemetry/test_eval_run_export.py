@@ -33,6 +33,7 @@ class Run:
     run_id: str
     traces: dict[str, bytes]  # file name -> bytes, the suite run id cut out
     spans: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -60,20 +61,27 @@ def _run(suite: Path, out: Path, jobs: int, endpoint: str | None) -> tuple[int, 
     return done.returncode, done.stderr
 
 
-def _collected(out: Path, code: int, stderr: str, spans: list[dict[str, Any]]) -> Run:
+def _collected(
+    out: Path,
+    code: int,
+    stderr: str,
+    spans: list[dict[str, Any]],
+    metrics: list[dict[str, Any]] | None = None,
+) -> Run:
     run_id = json.loads((out / "report.json").read_text(encoding="utf-8"))["run_id"]
     traces = {
         path.name: RUN_ID_FIELD.sub(b'"run_id":""', path.read_bytes())
         for path in sorted((out / "traces").glob("*.json"))
     }
-    return Run(code, stderr, run_id, traces, spans)
+    return Run(code, stderr, run_id, traces, spans, metrics or [])
 
 
 def _exported(suite: Path, tmp: Path, name: str, jobs: int, mode: str) -> Run:
     with OtlpReceiver(tmp, mode=mode) as receiver:
         code, stderr = _run(suite, tmp / name, jobs, receiver.endpoint)
-        spans = receiver.spans()  # written before the receiver answered each export
-    return _collected(tmp / name, code, stderr, spans)
+        # Written before the receiver answered each export: complete once the run has ended.
+        spans, metrics = receiver.spans(), receiver.metrics()
+    return _collected(tmp / name, code, stderr, spans, metrics)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +148,21 @@ def test_each_scenarios_turns_and_governed_calls_are_children_of_its_run_span(
             for s in calls
         ) == sorted((s["call_id"], s["tool"]) for s in trace["spans"] if s["kind"] == "tool_call")
         assert all(s["kind"] == "CLIENT" for s in turns)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_process_of_an_eval_run_flushes_its_decision_and_model_metrics(
+    runs: dict[tuple[str, int], Run], jobs: int
+) -> None:
+    run = runs["on", jobs]
+    decided = sum(point["value"] for point in run.metrics if point["name"] == "proctor.decisions")
+    calls = sum(
+        len([s for s in json.loads(trace)["spans"] if s["kind"] == "tool_call"])
+        for trace in run.traces.values()
+    )
+    assert decided == calls  # the final collection of each process, at its shutdown
+    names = {m["name"] for m in run.metrics}
+    assert {"proctor.decision.duration", "gen_ai.client.token.usage"} <= names
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
