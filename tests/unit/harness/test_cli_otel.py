@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,10 +17,12 @@ from governance.telemetry import Telemetry
 from harness import _exit_codes as codes
 from harness._loop import AgentLoop
 from harness.cli._app import cli
+from tests.otel_receiver import OtlpReceiver
 
 REPO = Path(__file__).resolve().parents[3]
 COMMANDS = ("run", "ask", "serve", "console", "smoke")
-# Nothing listens on port 9 (discard) on loopback: an export there fails at once.
+# Nothing listens on port 9 (discard) on loopback; the tests that use it record no event, so
+# nothing is ever sent there (an exporter retrying in the background would outlive the test).
 DEAD_ENDPOINT = "http://127.0.0.1:9"
 BLOCK_OPENTELEMETRY = """
 import importlib.abc, sys
@@ -50,7 +53,9 @@ def script(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def shutdowns(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Telemetry]]:
-    """Every Telemetry shut down while the test runs (the real shutdown still runs)."""
+    """Every Telemetry shut down while the test runs (the real shutdown still runs); no thread
+    it started may outlive the test (it would run under the tests that follow)."""
+    before = set(threading.enumerate())
     seen: list[Telemetry] = []
     real = Telemetry.shutdown
 
@@ -60,6 +65,7 @@ def shutdowns(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Telemetry]]:
 
     monkeypatch.setattr(Telemetry, "shutdown", recorded)
     yield seen
+    assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
 
 
 def _ask(tmp_path: Path, script: Path, *extra: str, env: dict[str, str] | None = None) -> object:
@@ -131,9 +137,13 @@ def test_telemetry_is_shut_down_on_ctrl_c(
 def test_the_environment_variable_alone_turns_export_on(
     tmp_path: Path, script: Path, shutdowns: list[Telemetry]
 ) -> None:
-    result = _ask(tmp_path, script, env={"PROCTOR_OTEL_ENDPOINT": DEAD_ENDPOINT})
+    with OtlpReceiver(tmp_path) as receiver:
+        result = _ask(tmp_path, script, env={"PROCTOR_OTEL_ENDPOINT": receiver.endpoint})
+        spans = receiver.spans()
     assert result.exit_code == codes.OK, result.output  # type: ignore[attr-defined]
     assert [t.service_role for t in shutdowns] == ["ask"]
+    runs = [s["attributes"]["proctor.run.id"] for s in spans if s["name"].startswith("invoke")]
+    assert runs == ["r1"]
 
 
 def test_otel_sdk_disabled_turns_export_off_whatever_the_flag(
