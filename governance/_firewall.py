@@ -13,6 +13,7 @@ written, nothing executes (`audit_unavailable`). Observers see an event once it 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -166,13 +167,16 @@ class StaticPolicy:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleEvent:
-    """One step of one call, as recorded on the audit chain and handed to observers."""
+    """One step of one call, or one run event (`run.started`, ...: `call_id` and `tool` are
+    empty), as recorded on the audit chain and handed to observers. `at_ns`: time.time_ns()
+    when the firewall recorded it (a held event is stamped when recorded, not when written)."""
 
     kind: str
     run_id: str
     call_id: str
     tool: str
     data: Mapping[str, Any] = field(default_factory=dict)
+    at_ns: int = 0
 
 
 class Firewall:
@@ -579,7 +583,9 @@ class Firewall:
         alone: asking for one is a ValueError. A failed write raises AuditWriteError."""
         if kind not in RUN_EVENTS:
             raise ValueError(f"{kind!r} is not a run event; use one of {', '.join(RUN_EVENTS)}")
-        self._audit.append(run_id, kind, data)  # observers follow calls, not runs
+        self._audit.append(run_id, kind, data)
+        if self._observers:
+            self._notify(LifecycleEvent(kind, run_id, "", "", data, time.time_ns()))
 
     def _interrupted(
         self, call: ToolCall, reservation: BudgetReservation | None, exc: BaseException
@@ -676,8 +682,9 @@ class Firewall:
         """Record events of one call, in order: held in this call's batch when every one of
         them is a held kind, else written now with whatever the batch holds (one transaction).
         Raises AuditFailed when the write fails."""
+        at_ns = time.time_ns() if self._observers else 0  # nobody watching: no clock read
         records: list[_Pending] = [
-            (call, kind, data, {"call_id": call.call_id, "tool": call.tool, **data})
+            (call, kind, data, {"call_id": call.call_id, "tool": call.tool, **data}, at_ns)
             for kind, data in events
         ]
         batch: list[_Pending] | None = getattr(self._local, "batch", None)
@@ -702,30 +709,32 @@ class Firewall:
         append_many = getattr(self._audit, "append_many", None)
         try:
             if len(pending) == 1 or append_many is None:
-                for call, kind, _, payload in pending:
+                for call, kind, _, payload, _ in pending:
                     self._audit.append(call.run_id, kind, payload)
-            elif any(call.run_id != run_id for call, _, _, _ in pending):
+            elif any(call.run_id != run_id for call, _, _, _, _ in pending):
                 raise AuditWriteError("one batch of audit events spans two runs")
             else:
-                append_many(run_id, [(kind, payload) for _, kind, _, payload in pending])
+                append_many(run_id, [(kind, payload) for _, kind, _, payload, _ in pending])
         except AuditWriteError as exc:
             raise AuditFailed(str(exc)) from exc
         if not self._observers:
             return
-        for call, kind, data, _ in pending:
-            event = LifecycleEvent(
-                kind=kind, run_id=call.run_id, call_id=call.call_id, tool=call.tool, data=data
-            )
-            for observer in self._observers:
-                try:
-                    observer(event)
-                except Exception:  # an observer watches; it never decides or interrupts a call
-                    pass
+        for call, kind, data, _, at_ns in pending:
+            # Positional: a frozen dataclass built from keywords costs twice as much, per event.
+            self._notify(LifecycleEvent(kind, call.run_id, call.call_id, call.tool, data, at_ns))
+
+    def _notify(self, event: LifecycleEvent) -> None:
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception:  # an observer watches; it never decides or interrupts a call
+                pass
 
 
-# One held or written event: the call it belongs to, its kind, its data, and the audit payload
-# (the data with the call's id and tool). Observers get a LifecycleEvent, built only for them.
-_Pending = tuple[ToolCall, str, Mapping[str, Any], Mapping[str, Any]]
+# One held or written event: the call it belongs to, its kind, its data, the audit payload
+# (the data with the call's id and tool) and when it was recorded (0 when nobody observes).
+# Observers get a LifecycleEvent, built only for them.
+_Pending = tuple[ToolCall, str, Mapping[str, Any], Mapping[str, Any], int]
 
 
 class _Steps:

@@ -15,11 +15,13 @@ by `proctor store migrate`). `durability` is the file stores' mode: `fsync` (def
 (survives a killed process, not a power loss).
 `checkpoint` (governance.stores: `CheckpointSchedule`) has the gateway sign checkpoints of its
 audit log every N events and on close, into a file outside the database.
+`telemetry` (governance.telemetry: `Telemetry`) exports the firewall's events over OpenTelemetry
+and reads the pending approvals and budget usage from these stores for its metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
     from governance.mcp._mapping import McpToolDefinition
     from governance.mcp._pins import PinSet
     from governance.stores._checkpoint_schedule import CheckpointingAuditLog, CheckpointSchedule
+    from governance.telemetry._telemetry import Telemetry
 
 DEFAULT_STATE_DIR = Path(".proctor")
 # Who resumes a held call: `detached` (default) - whoever holds the run, even after a restart;
@@ -95,6 +98,7 @@ class Gateway(Closing):
         registry: ToolRegistry | None = None,
         checkpoint: CheckpointSchedule | None = None,
         held_calls: HeldCalls = "detached",
+        telemetry: Telemetry | None = None,
     ) -> None:
         """`registry`, when given, is the whole tool surface, already built (a suite's scenarios
         share one, with its digest): then no `sources`, `builtin` or `mcp_config`."""
@@ -174,6 +178,23 @@ class Gateway(Closing):
             max_result_chars=max_result_chars,
             evidence=evidence,
             waiter=current_process_token() if held_calls == "awaited" else None,
+        )
+        self._unwatch: Callable[[], None] | None = None
+        if telemetry is not None:
+            self._watch(telemetry)
+
+    def _watch(self, telemetry: Telemetry) -> None:
+        """Export the firewall's events; lend the stores to the pending-approvals and
+        budget-usage gauges until close (read on the exporter's thread; the stores are
+        thread-safe)."""
+        self.firewall.add_observer(telemetry.observe)
+        approvals, budgets, policy = self.approvals, self.budgets, self.policy
+        self._unwatch = telemetry.watch(
+            pending=lambda: len(approvals.list(status="pending")),
+            budgets=lambda: [
+                (row.budget_id, row.scope, row.used)
+                for row in budgets.status(policy.current().budgets)
+            ],
         )
 
     def _audit_expired(self, approval_ids: Sequence[str]) -> None:
@@ -261,6 +282,9 @@ class Gateway(Closing):
         return tuple(McpSourceView(source) for source in self._mcp_sources)
 
     def close(self) -> None:
+        unwatch, self._unwatch = getattr(self, "_unwatch", None), None
+        if unwatch is not None:  # its stores are closed next: the gauges stop reading them
+            unwatch()
         for source in self._mcp_sources:
             source.close()
         self.budgets.close()

@@ -10,8 +10,9 @@ closing text with an honest statement (a held or blocked call is never reported 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, Literal, NoReturn, Protocol
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +49,11 @@ from harness._spans import (
     UsageRecord,
 )
 from harness.providers._base import ModelTurn, ProposedCall, Provider, ToolSpec
+
+if TYPE_CHECKING:
+    from governance.telemetry import TurnRecord
+
+TurnObserver = Callable[["TurnRecord"], None]
 
 RunStatus = Literal[
     "running",
@@ -216,7 +222,10 @@ class AgentLoop:
         guardrails: bool = True,
         claims: ClaimsMode = DEFAULT_CLAIMS_MODE,
         screener: Screener | None = None,
+        turn_observer: TurnObserver | None = None,
     ) -> None:
+        """`turn_observer` (e.g. `Telemetry.model_turn`) is told of each `provider.complete`:
+        when, with which model, what it cost. Nothing of it enters the run's state or spans."""
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
         self._provider = provider
@@ -226,6 +235,7 @@ class AgentLoop:
         self._guardrails = guardrails
         self._claims = claims
         self._screener = screener  # None: the heuristic default (governance.screening)
+        self._turn_observer = turn_observer
 
     def start(self, request: str, *, run_id: str, principal: Principal) -> RunState:
         state = RunState(
@@ -300,7 +310,7 @@ class AgentLoop:
                 self._event(state, "max_steps", f"no final answer after {state.turns} turns")
                 self._finish(state, "max_steps", "max_steps")
             try:
-                turn = self._provider.complete(state.messages, specs)
+                turn = self._complete(state, specs)
             except ProviderError as exc:
                 self._event(state, "provider_error", str(exc))
                 self._record(state, "provider.error", {"kind": exc.kind, "status": exc.status})
@@ -315,6 +325,44 @@ class AgentLoop:
                 self._finish(state, self._answered_status(state), "answered", answer=override)
             state.pending_calls = list(turn.tool_calls)
             self._process_pending(state)
+
+    def _complete(self, state: RunState, specs: Sequence[ToolSpec]) -> ModelTurn:
+        """One model turn; timed and reported only when a turn observer is set."""
+        observer = self._turn_observer
+        if observer is None:
+            return self._provider.complete(state.messages, specs)
+        # Wall-clock nanoseconds for an exported span, never for the trace (determinism).
+        started = time.time_ns()
+        try:
+            turn = self._provider.complete(state.messages, specs)
+        except Exception as exc:
+            kind = exc.kind if isinstance(exc, ProviderError) else type(exc).__name__
+            _tell(observer, self._turn_record(state, started, None, kind))
+            raise
+        _tell(observer, self._turn_record(state, started, turn, None))
+        return turn
+
+    def _turn_record(
+        self, state: RunState, started: int, turn: ModelTurn | None, error_kind: str | None
+    ) -> TurnRecord:
+        ended = time.time_ns()
+        from governance.telemetry import TurnRecord  # only with an observer: no cost without
+
+        identity = self._provider.identity
+        usage = turn.usage if turn is not None else None
+        return TurnRecord(
+            run_id=state.run_id,
+            started_ns=started,
+            ended_ns=ended,
+            provider=identity.name,
+            model=identity.model,
+            live=identity.live,
+            input_tokens=usage.prompt_tokens if usage is not None else None,
+            output_tokens=usage.completion_tokens if usage is not None else None,
+            finish_reason=turn.finish_reason if turn is not None else None,
+            tool_calls=len(turn.tool_calls) if turn is not None else 0,
+            error_kind=error_kind,
+        )
 
     def _screen_request(self, state: RunState) -> None:
         if not self._guardrails:
@@ -599,6 +647,13 @@ class AgentLoop:
             state.status, state.termination = "failed", "audit_unavailable"
             state.final_answer = "Stopped: the audit log could not record the run."
             raise _Stop from None
+
+
+def _tell(observer: TurnObserver, record: TurnRecord) -> None:
+    try:
+        observer(record)
+    except Exception:  # an observer watches; it never changes or stops the run
+        pass
 
 
 def _call_record(

@@ -17,7 +17,7 @@ import datetime as dt
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance import (
     EditRefused,
@@ -43,9 +43,13 @@ from harness._scenario_load import (
 )
 from harness._spans import ApprovalSpan
 from harness._suite_cache import SuiteCache
+from harness._telemetry import observe_scenario
 from harness._trace import AuditSummary, ProviderRecord, SetupRecord, Trace, UsageSummary
 from harness.providers import Provider, ProviderSettings, ReplayProvider
 from harness.providers._base import ProviderIdentity
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 SCENARIO_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -169,16 +173,24 @@ def run_scenario(
     policy: Policy | None = None,
     cache: SuiteCache | None = None,
     store: StoreSpec = _MEMORY_STORE,
+    telemetry: Telemetry | None = None,
 ) -> Trace:
     """One scenario from a clean state: setup, the governed run, scripted reviews, the trace.
 
     `policy` replaces the scenario's policy file (mutation testing runs in-memory mutants).
     Without `cache`, this process's cache is used (one scenario at a time). `store` picks the
-    backend (the ephemeral memory store unless a test asks for a file store).
+    backend (the ephemeral memory store unless a test asks for a file store). `telemetry`
+    (--otel) exports the run, labelled with the scenario and the suite run `run_id`.
     """
     if cache is not None:
         return _run_scenario(
-            loaded, run_id=run_id, provider=provider, policy=policy, cache=cache, store=store
+            loaded,
+            run_id=run_id,
+            provider=provider,
+            policy=policy,
+            cache=cache,
+            store=store,
+            telemetry=telemetry,
         )
     with _PROCESS_LOCK:  # one workspace per cache: scenarios in threads take turns
         return _run_scenario(
@@ -188,6 +200,7 @@ def run_scenario(
             policy=policy,
             cache=_process_cache(),
             store=store,
+            telemetry=telemetry,
         )
 
 
@@ -199,6 +212,7 @@ def _run_scenario(
     policy: Policy | None,
     cache: SuiteCache,
     store: StoreSpec = _MEMORY_STORE,
+    telemetry: Telemetry | None = None,
 ) -> Trace:
     scenario = loaded.scenario
     clock = ManualClock(SCENARIO_EPOCH)
@@ -218,6 +232,8 @@ def _run_scenario(
         checkpoint=wants_checkpoint,
         tool_source=world.source if world is not None else None,
     )
+    if telemetry is not None:
+        observe_scenario(telemetry, gateway, scenario.id, run_id)
     try:
         with gateway:
             cache.http_pages.serve(scenario.setup.http_pages)  # none: no route to loopback
@@ -228,6 +244,7 @@ def _run_scenario(
                 gateway.firewall,
                 max_steps=scenario.max_steps,
                 claims=scenario.claims_mode or DEFAULT_CLAIMS_MODE,
+                turn_observer=telemetry.model_turn if telemetry is not None else None,
             )
             principal = Principal(
                 scenario.principal.actor, scenario.principal.agent, scenario.principal.team

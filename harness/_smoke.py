@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import httpx2
 import openai
@@ -33,6 +33,9 @@ from harness.providers._endpoint import endpoint_origin
 from harness.providers._openai import OpenAIProvider
 from harness.providers._schema import ToolNameCodec
 from harness.providers._settings import ProviderSettings
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 __all__ = [
     "CHECK_NAMES",
@@ -222,8 +225,10 @@ def run_smoke(
     scenarios: Sequence[SmokeScenario] = SMOKE_SCENARIOS,
     sleep: Callable[[float], None] = time.sleep,
     clock: Clock | None = None,
+    telemetry: Telemetry | None = None,
 ) -> SmokeReport:
     """Run each scenario against `settings`' endpoint in `state_dir/<scenario>`; check it.
+    `telemetry` (--otel) observes each scenario's gateway and model turns.
 
     `state_dir` must be missing or empty, so no earlier run's state can make a check pass.
     Once the endpoint has given no HTTP response at all, the remaining scenarios are not run.
@@ -239,7 +244,9 @@ def run_smoke(
         if unreachable is not None:
             checks.append(SmokeCheck(scenario.name, "http", False, f"not run: {unreachable}"))
             continue
-        result, reached = _run_scenario(settings, scenario, state_dir / scenario.name, sleep, clock)
+        result, reached = _run_scenario(
+            settings, scenario, state_dir / scenario.name, sleep, clock, telemetry
+        )
         checks.extend(result)
         if not reached:
             where = endpoint_origin(settings.base_url)
@@ -259,6 +266,7 @@ def _run_scenario(
     root: Path,
     sleep: Callable[[float], None],
     clock: Clock | None,
+    telemetry: Telemetry | None = None,
 ) -> tuple[list[SmokeCheck], bool]:
     """The scenario's checks, and whether the endpoint gave any HTTP response at all."""
     recorder = _Recorder()
@@ -269,10 +277,13 @@ def _run_scenario(
     run_id = f"smoke-{scenario.name}"
     try:
         with (
-            Gateway(state_dir=root, policy_path=shipped_policy(), clock=clock) as gateway,
+            Gateway(
+                state_dir=root, policy_path=shipped_policy(), clock=clock, telemetry=telemetry
+            ) as gateway,
             OpenAIProvider(settings, http_client=http_client, sleep=sleep, clock=clock) as provider,
         ):
-            loop = AgentLoop(provider, gateway.firewall)
+            observer = telemetry.model_turn if telemetry is not None else None
+            loop = AgentLoop(provider, gateway.firewall, turn_observer=observer)
             state = loop.start(scenario.request, run_id=run_id, principal=SMOKE_PRINCIPAL)
             if not recorder.answered:
                 detail = _no_response(settings, state)

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance import SystemClock, load_policy
 from harness._baseline import Baseline, metric_results
@@ -39,6 +39,9 @@ from harness._suite_workers import Progress, run_suite
 from harness._trace import Trace
 from harness._trace_store import LazyStableTraces, StoredTraces, trace_filenames
 from harness.providers._replay import ReplayProvider
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 
 def new_run_id() -> str:
@@ -353,9 +356,11 @@ def run_checked_suite(
     run_id: str | None = None,
     progress: Progress | None = None,
     trace_dir: Path | None = None,
+    telemetry: Telemetry | None = None,
 ) -> SuiteRun:
     """Run the suite. With `trace_dir`, traces stream to their files there as scenarios finish
-    (the reports directory's `traces/`), so memory does not grow with the suite."""
+    (the reports directory's `traces/`), so memory does not grow with the suite. With
+    `telemetry` (--otel) every scenario's run is exported; the traces are the same either way."""
     run_id = run_id or new_run_id()
     if provider.kind == "replay":
         scenarios = replayable(scenarios)  # live-only scenarios have no script to replay
@@ -364,6 +369,12 @@ def run_checked_suite(
         store = StoredTraces(trace_dir, trace_names(scenarios))
         store.scores = SourceScores(scenarios)  # each trace scored where it is written
     traces = run_suite(
-        scenarios, run_id=run_id, provider=provider, jobs=jobs, progress=progress, store=store
+        scenarios,
+        run_id=run_id,
+        provider=provider,
+        jobs=jobs,
+        progress=progress,
+        store=store,
+        telemetry=telemetry,
     )
     return SuiteRun(scenarios=scenarios, traces=traces, run_id=run_id)

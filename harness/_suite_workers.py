@@ -28,15 +28,19 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness._errors import HarnessError
 from harness._scenario_load import LoadedScenario, resolve_mcp_config
 from harness._scenario_runner import ProviderChoice, run_scenario
 from harness._source_scores import PolicyUses, score_at_source
 from harness._suite_cache import SuiteCache
+from harness._telemetry import TelemetryPlan
 from harness._trace import Trace
 from harness._trace_store import StoredTraces, WrittenTrace, write_trace
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 _MAX_CHUNK = 32
 _NAMED_LOST = 10
@@ -66,17 +70,19 @@ def run_suite(
     jobs: int = 1,
     progress: Progress | None = None,
     store: StoredTraces | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Sequence[Trace]:
     """Every scenario, in suite order; `jobs > 1` runs them in separate processes.
 
     With `store`, each trace goes to its file as its scenario finishes and none is kept in
-    memory: the store is returned (it reads them back one at a time).
+    memory: the store is returned (it reads them back one at a time). With `telemetry`
+    (--otel), it observes a serial run; each -j worker starts the same export of its own.
     """
     traces: list[Trace] = []
     finished = (
-        _serial(scenarios, run_id, provider, store)
+        _serial(scenarios, run_id, provider, store, telemetry)
         if jobs <= 1
-        else _parallel(scenarios, run_id, provider, jobs, store)
+        else _parallel(scenarios, run_id, provider, jobs, store, telemetry)
     )
     done = 0
     for item in finished:
@@ -110,12 +116,15 @@ def _serial(
     run_id: str,
     provider: ProviderChoice,
     store: StoredTraces | None,
+    telemetry: Telemetry | None = None,
 ) -> Iterator[Trace | WrittenTrace]:
     cache = SuiteCache()
     uses = PolicyUses() if store is not None and store.scores is not None else None
     try:
         for loaded in read_ahead(scenarios, cache):
-            trace = run_scenario(loaded, run_id=run_id, provider=provider, cache=cache)
+            trace = run_scenario(
+                loaded, run_id=run_id, provider=provider, cache=cache, telemetry=telemetry
+            )
             if store is None or uses is None:
                 yield trace
             else:
@@ -180,29 +189,49 @@ class _Work:
     directory: Path | None  # the store's: the worker writes the trace files there
     name_of: Callable[[str], str | None]  # scenario id -> trace file name in `directory`
     score: bool  # the worker scores each trace it writes (harness._source_scores)
+    telemetry: TelemetryPlan | None = None  # --otel: the worker exports its own spans
 
 
-_WORKER: tuple[_Work, SuiteCache, PolicyUses | None] | None = None
+@dataclass(frozen=True, slots=True)
+class _Worker:
+    work: _Work
+    cache: SuiteCache
+    uses: PolicyUses | None
+    telemetry: Telemetry | None
+
+
+_WORKER: _Worker | None = None
 
 
 def _start_worker(work: _Work) -> None:
     global _WORKER
     cache = SuiteCache()
-    # Runs when the worker exits normally (fork, forkserver or spawn): its MCP servers stop.
+    # Finalizers run when the worker exits normally (fork, forkserver or spawn), before its
+    # os._exit: its MCP servers stop and, first, its spans are flushed (bounded by a timeout).
     multiprocessing.util.Finalize(None, cache.close, exitpriority=10)
-    _WORKER = (work, cache, PolicyUses() if work.score else None)
+    telemetry = work.telemetry.start() if work.telemetry is not None else None
+    if telemetry is not None:
+        multiprocessing.util.Finalize(None, telemetry.shutdown, exitpriority=20)
+    _WORKER = _Worker(work, cache, PolicyUses() if work.score else None, telemetry)
 
 
 def _run_chunk(span: tuple[int, int]) -> list[WrittenTrace] | list[str]:
     """A worker's unit of work: scenarios `span` of the suite; each trace written to its file
     (a `WrittenTrace` back), or without a directory its JSON back."""
-    assert _WORKER is not None, "a -j worker runs _start_worker first"
-    work, cache, uses = _WORKER
+    worker = _WORKER
+    assert worker is not None, "a -j worker runs _start_worker first"
+    work, cache, uses = worker.work, worker.cache, worker.uses
     written: list[WrittenTrace] = []
     raw: list[str] = []
     for index in range(*span):
         loaded = work.scenarios[index]
-        trace = run_scenario(loaded, run_id=work.run_id, provider=work.provider, cache=cache)
+        trace = run_scenario(
+            loaded,
+            run_id=work.run_id,
+            provider=work.provider,
+            cache=cache,
+            telemetry=worker.telemetry,
+        )
         if work.directory is None:
             raw.append(trace.model_dump_json())
             continue
@@ -229,6 +258,7 @@ def _parallel(
     provider: ProviderChoice,
     jobs: int,
     store: StoredTraces | None,
+    telemetry: Telemetry | None = None,
 ) -> Iterator[Trace | WrittenTrace]:
     context = worker_context()
     name_of: Callable[[str], str | None] = _no_name
@@ -246,7 +276,9 @@ def _parallel(
             name_of = names.get
     directory = store.directory if store is not None else None  # an empty store is falsy
     score = store is not None and store.scores is not None
-    work = _Work(scenarios, run_id, provider, directory, name_of, score)
+    # Each worker exports its own spans: the parent's telemetry saw nothing and started no thread.
+    plan = TelemetryPlan.of(telemetry) if telemetry is not None else None
+    work = _Work(scenarios, run_id, provider, directory, name_of, score, plan)
     spans = chunk_spans(len(scenarios), jobs)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

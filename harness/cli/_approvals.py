@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from tabulate import tabulate
@@ -21,7 +21,11 @@ from harness._approval_review import (
 )
 from harness._run_store import RunNotFound, RunStore
 from harness.cli._options import gateway_options, open_gateway
+from harness.cli._otel import otel_option
 from harness.cli._single_run import print_run, resume_stored_run
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -170,8 +174,16 @@ def reject_command(
 @gateway_options
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
-def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_json: bool) -> int:
-    """Continue a run that was waiting for approval, from its stored transcript."""
+@otel_option("ask")
+def resume_command(
+    state_dir: Path,
+    policy_path: Path | None,
+    run_id: str,
+    as_json: bool,
+    telemetry: Telemetry | None,
+) -> int:
+    """Continue a run that was waiting for approval, from its stored transcript (with
+    --otel, its spans join the trace `proctor ask --otel` started)."""
     store = RunStore(state_dir)
     try:
         stored = store.load(run_id)
@@ -182,8 +194,9 @@ def resume_command(state_dir: Path, policy_path: Path | None, run_id: str, as_js
             f"run {run_id} is {stored.state.status}; only a run waiting for approval resumes",
             param_hint="RUN_ID",
         )
-    with open_gateway(state_dir, policy_path) as gateway:
-        state = resume_stored_run(gateway, store, stored)
+    with open_gateway(state_dir, policy_path, telemetry=telemetry) as gateway:
+        observer = telemetry.model_turn if telemetry is not None else None
+        state = resume_stored_run(gateway, store, stored, turn_observer=observer)
     print_run(state, as_json=as_json)
     # Same contract as `proctor ask`: only a completed or still-waiting run is a success.
     return codes.OK if state.status in ("completed", "waiting_approval") else codes.CHECK_FAILED

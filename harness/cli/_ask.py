@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
@@ -17,7 +18,11 @@ from harness._loop import DEFAULT_MAX_STEPS, AgentLoop
 from harness._run_store import ProviderSpec, RunStore, StoredRun
 from harness._waiting import wait_for_reviews
 from harness.cli._options import gateway_options, open_gateway
+from harness.cli._otel import otel_option
 from harness.cli._single_run import SCRIPT, build_provider, print_run
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 
 def _load_script(path: Path) -> list[object]:
@@ -90,6 +95,7 @@ def _load_script(path: Path) -> list[object]:
     "expires at the next start. Without it, a held call waits for `proctor approvals resume`.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@otel_option("ask")
 def ask(
     state_dir: Path,
     policy_path: Path | None,
@@ -106,6 +112,7 @@ def ask(
     run_id: str | None,
     wait_seconds: float | None,
     as_json: bool,
+    telemetry: Telemetry | None,
 ) -> int:
     """Run REQUEST through the governed agent loop once and store the run.
 
@@ -130,9 +137,18 @@ def ask(
         return codes.SKIPPED if live else codes.USAGE
     awaited = wait_seconds is not None
     with open_gateway(
-        state_dir, policy_path, held_calls="awaited" if awaited else "detached"
+        state_dir,
+        policy_path,
+        held_calls="awaited" if awaited else "detached",
+        telemetry=telemetry,
     ) as gateway:
-        loop = AgentLoop(provider, gateway.firewall, max_steps=max_steps, claims=claims)
+        loop = AgentLoop(
+            provider,
+            gateway.firewall,
+            max_steps=max_steps,
+            claims=claims,
+            turn_observer=telemetry.model_turn if telemetry is not None else None,
+        )
         state = loop.start(request, run_id=run_id, principal=Principal(actor, agent, team))
         if wait_seconds is not None and state.held is not None:
             click.echo(

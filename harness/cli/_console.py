@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from harness import _exit_codes as codes
 from harness.cli._options import MCP_CONFIG_META, STORE_META, gateway_options, open_gateway
+from harness.cli._otel import otel_option
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 LOOPBACK = "127.0.0.1"
 CONSOLE_PORT = 8767  # not 8765 (`proctor serve`) or 8766 (the stub): all three run side by side
@@ -63,6 +67,7 @@ MIN_TOKEN_CHARS = 16
     default=None,
     help="Replay script for --provider script (a YAML list of turns).",
 )
+@otel_option("console")
 def console_command(
     state_dir: Path,
     policy_path: Path | None,
@@ -73,6 +78,7 @@ def console_command(
     reports_dir: Path,
     provider: str,
     script_path: Path | None,
+    telemetry: Telemetry | None,
     **gateway_extra: Any,
 ) -> int:
     """Serve the Proctor console: agent, approvals, policies, budgets, audit, evaluations.
@@ -116,8 +122,11 @@ def console_command(
         script_path=script_path,
     )
     providers = _providers(provider, script_path)
-    gateway = open_gateway(state_dir, policy_path, held_calls="awaited")
-    with ConsoleState(config, gateway=gateway, providers=providers) as state:
+    gateway = open_gateway(state_dir, policy_path, held_calls="awaited", telemetry=telemetry)
+    turn_observer = telemetry.model_turn if telemetry is not None else None
+    with ConsoleState(
+        config, gateway=gateway, providers=providers, turn_observer=turn_observer
+    ) as state:
         serve_console(state, loopback_only=is_loopback(host))
     return codes.OK
 

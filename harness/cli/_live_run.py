@@ -32,6 +32,7 @@ from harness.providers._endpoint import endpoint_host
 from harness.providers._settings import ProviderSettings, resolve_settings
 
 if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
     from harness._select import Selection
 
 LIVE_SCENARIOS = Path("scenarios/live")
@@ -131,6 +132,7 @@ def run_live(
     key: bytes | None = None,
     record_dir: Path | None = None,
     record_missing: bool = False,
+    telemetry: Telemetry | None = None,
 ) -> LiveRun:
     """The suite run `repeat` times against `settings`; each run's reports in `report_dir/rN/`."""
     from harness.reports import write_reports
@@ -147,6 +149,7 @@ def run_live(
             jobs=jobs,
             run_id=f"{run_id}-r{n}",
             trace_dir=None if sub is None else prepare_report_dir(sub),
+            telemetry=telemetry,
         )
         one = assemble(run.run_id, scenarios, run.traces)
         if sub is not None:
@@ -247,6 +250,7 @@ def live_command(
     record_missing: bool = False,
     allow_other_model: bool = False,
     policy_override: Path | None = None,
+    telemetry: Telemetry | None = None,
 ) -> int:
     """`proctor run` with a live provider: run K times, gate against the live baseline, report."""
     from harness import _exit_codes as codes
@@ -288,6 +292,7 @@ def live_command(
             key=report_key(),
             record_dir=record_dir,
             record_missing=record_missing,
+            telemetry=telemetry,
         )
     selected = scenarios.selected
     result = gate_live(

@@ -12,6 +12,7 @@ import click
 
 if TYPE_CHECKING:
     from governance import Gateway
+    from governance.telemetry import Telemetry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -106,10 +107,11 @@ def open_gateway(
     mcp_config: Path | None = None,
     *,
     held_calls: Literal["detached", "awaited"] = "detached",
+    telemetry: Telemetry | None = None,
 ) -> Gateway:
     """The gateway a command asked for; `mcp_config` defaults to the command's --mcp-config,
     the store to its --store. `held_calls="awaited"` when this process itself waits for the
-    decisions (`ask --wait`)."""
+    decisions (`ask --wait`); `telemetry` (--otel) observes every call and run event."""
     ctx = click.get_current_context(silent=True)
     if mcp_config is None:
         mcp_config = ctx.meta.get(MCP_CONFIG_META) if ctx is not None else None
@@ -128,6 +130,7 @@ def open_gateway(
         checkpoint=checkpoint,
         held_calls=held_calls,
         store=store,
+        telemetry=telemetry,
     )
 
 

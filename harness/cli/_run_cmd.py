@@ -34,12 +34,14 @@ from harness.cli._live_run import (
     without_live_only,
 )
 from harness.cli._options import DEFAULT_BASELINE, DEFAULT_SCENARIOS, suite_options
+from harness.cli._otel import otel_option
 from harness.cli._shard_run import RunOptions, refuse_shard_combination, run_shard, shard_option
 from harness.reports._write import prepare_report_dir
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from governance.telemetry import Telemetry
     from harness._scenario_load import LoadedScenario
     from harness._select import Selection
     from harness._shard import Shard
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
 @stub_fault_option
 @allow_other_model_option
 @shard_option
+@otel_option("eval")
 def run_command(
     scenario_paths: tuple[Path, ...],
     selection: Selection,
@@ -124,6 +127,7 @@ def run_command(
     stub_fault: str | None,
     allow_other_model: bool,
     shard: Shard | None,
+    telemetry: Telemetry | None,
     policy_override: Path | None = None,
 ) -> int:
     """Run the scenario suite through the governed loop and gate it against the baseline.
@@ -171,6 +175,7 @@ def run_command(
             live_baseline=live_baseline, no_baseline=no_baseline, report_dir=report_dir,
             stub_fault=stub_fault, record_dir=record_dir, record_missing=record_missing,
             allow_other_model=allow_other_model, policy_override=policy_override,
+            telemetry=telemetry,
         )  # fmt: skip
     if live_baseline is not None or stub_fault is not None or allow_other_model:
         raise click.UsageError(
@@ -213,7 +218,7 @@ def run_command(
         options = RunOptions(provider, scenario_paths, selection, baseline_path, baseline_ref,
                              no_baseline, fail_on_drift)  # fmt: skip
         return run_shard(shard, scenarios, options, jobs=jobs, report_dir=report_dir,
-                         progress=_progress)  # fmt: skip
+                         progress=_progress, telemetry=telemetry)  # fmt: skip
     baseline = traces = None
     acknowledged: dict[tuple[str, str], str] = {}
     if not no_baseline:
@@ -234,6 +239,7 @@ def run_command(
         run_id=run_id,
         progress=_progress,
         trace_dir=trace_dir,
+        telemetry=telemetry,
     )
     result = assemble(
         run.run_id,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -20,6 +20,10 @@ import click
 from governance import Principal
 from harness import _exit_codes as codes
 from harness.cli._options import gateway_options, open_gateway
+from harness.cli._otel import otel_option
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 LOOPBACK = "127.0.0.1"
 # Apart from `proctor stub`'s default port: a user runs both side by side.
@@ -75,6 +79,7 @@ def _say(message: str) -> None:
     show_default=True,
     help="Run ids are <prefix>-<n>; give each server sharing a state dir its own prefix.",
 )
+@otel_option("serve")
 def serve(
     state_dir: Path,
     policy_path: Path | None,
@@ -86,6 +91,7 @@ def serve(
     actor: str,
     team: str,
     run_prefix: str,
+    telemetry: Telemetry | None,
     **gateway_extra: Any,
 ) -> int:
     """Serve the governed tools to any MCP client (Claude Desktop, Cursor, ...).
@@ -109,7 +115,7 @@ def serve(
     principal = Principal(actor=actor, agent="mcp-client", team=team)
     # Even a stray print while the gateway opens must not reach a stdio client's protocol.
     with contextlib.redirect_stdout(sys.stderr):
-        gateway = open_gateway(state_dir, policy_path, **gateway_extra)
+        gateway = open_gateway(state_dir, policy_path, telemetry=telemetry, **gateway_extra)
     with gateway:
         try:
             server = build_mcp_server(gateway, principal=principal, run_prefix=run_prefix)

@@ -32,6 +32,7 @@ from harness._shard import (
 )
 
 if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
     from harness._baseline import Baseline
     from harness._scenario_load import LoadedScenario
     from harness._select import Selection
@@ -172,6 +173,7 @@ def run_shard(
     jobs: int,
     report_dir: Path | None,
     progress: Progress,
+    telemetry: Telemetry | None = None,
 ) -> int:
     from harness._code_state import code_state, current_commit, tree_state
     from harness._suite import assemble, new_run_id, run_checked_suite
@@ -192,7 +194,13 @@ def run_shard(
     (report_dir / SHARD_RECORD_NAME).unlink(missing_ok=True)  # an earlier shard's must not vouch
     trace_dir = prepare_report_dir(report_dir)
     run = run_checked_suite(
-        part, provider=_replay(), jobs=jobs, run_id=run_id, progress=progress, trace_dir=trace_dir
+        part,
+        provider=_replay(),
+        jobs=jobs,
+        run_id=run_id,
+        progress=progress,
+        trace_dir=trace_dir,
+        telemetry=telemetry,
     )
     result = assemble(run.run_id, part, run.traces, selected=part.selected)
     result = dataclasses.replace(result, fail_on_drift=options.fail_on_drift)

@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from governance import Gateway
 from harness._errors import HarnessError
-from harness._loop import AgentLoop, RunState
+from harness._loop import AgentLoop, RunState, TurnObserver
 from harness._redact_shown import redact_shown
 from harness._run_store import ProviderSpec, RunStore, StoredRun
 from harness.providers import Provider, ReplayProvider, ScriptStep
@@ -29,12 +29,19 @@ def build_provider(spec: ProviderSpec) -> Provider:
     return OpenAIProvider(settings)
 
 
-def resume_stored_run(gateway: Gateway, store: RunStore, stored: StoredRun) -> RunState:
+def resume_stored_run(
+    gateway: Gateway,
+    store: RunStore,
+    stored: StoredRun,
+    *,
+    turn_observer: TurnObserver | None = None,
+) -> RunState:
     loop = AgentLoop(
         build_provider(stored.provider),
         gateway.firewall,
         max_steps=stored.max_steps,
         claims=stored.claims,
+        turn_observer=turn_observer,
     )
     state = loop.resume(stored.state)
     store.save(stored.model_copy(update={"state": state}))

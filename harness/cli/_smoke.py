@@ -11,6 +11,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from tabulate import tabulate
@@ -18,6 +19,7 @@ from tabulate import tabulate
 from harness import _exit_codes as codes
 from harness._errors import HarnessError
 from harness._smoke import SmokeReport, run_smoke
+from harness.cli._otel import otel_option
 from harness.providers._settings import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -26,6 +28,9 @@ from harness.providers._settings import (
     resolve_settings,
 )
 from stubs.openai_stub import DEFAULT_MODEL, StubStartError, running_stub
+
+if TYPE_CHECKING:
+    from governance.telemetry import Telemetry
 
 SKIPPED = "SKIPPED: no live credential"
 STUB_KEY = "proctor-smoke"  # the stub accepts any non-empty key
@@ -62,6 +67,7 @@ STUB_TIMEOUT = 30.0
     "when every check passed].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@otel_option("smoke")
 def smoke(
     stub: bool,
     base_url: str | None,
@@ -71,6 +77,7 @@ def smoke(
     max_retries: int | None,
     state_dir: Path | None,
     as_json: bool,
+    telemetry: Telemetry | None,
 ) -> int:
     """Prove the live provider path: real HTTP, tool-name encoding, governance, audit.
 
@@ -79,12 +86,18 @@ def smoke(
     if stub:
         if base_url is not None or api_key is not None:
             raise click.UsageError("--stub serves its own endpoint: drop --base-url/--api-key")
-        return _against_stub(model, timeout, max_retries, state_dir, as_json)
+        return _against_stub(model, timeout, max_retries, state_dir, as_json, telemetry)
     settings = resolve_settings(base_url=base_url, model=model, api_key=api_key, timeout=timeout)
     if settings is None:
         _skip(as_json)
         return codes.SKIPPED
-    return _smoke(_with_retries(settings, max_retries), state_dir, as_json, target="live vendor")
+    return _smoke(
+        _with_retries(settings, max_retries),
+        state_dir,
+        as_json,
+        target="live vendor",
+        telemetry=telemetry,
+    )
 
 
 def _skip(as_json: bool) -> None:
@@ -111,6 +124,7 @@ def _against_stub(
     max_retries: int | None,
     state_dir: Path | None,
     as_json: bool,
+    telemetry: Telemetry | None,
 ) -> int:
     try:
         with running_stub() as url:
@@ -121,7 +135,11 @@ def _against_stub(
                 timeout=timeout or STUB_TIMEOUT,
             )
             return _smoke(
-                _with_retries(settings, max_retries), state_dir, as_json, target="vendor stub"
+                _with_retries(settings, max_retries),
+                state_dir,
+                as_json,
+                target="vendor stub",
+                telemetry=telemetry,
             )
     except StubStartError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -129,12 +147,17 @@ def _against_stub(
 
 
 def _smoke(
-    settings: ProviderSettings, state_dir: Path | None, as_json: bool, *, target: str
+    settings: ProviderSettings,
+    state_dir: Path | None,
+    as_json: bool,
+    *,
+    target: str,
+    telemetry: Telemetry | None = None,
 ) -> int:
     temporary = state_dir is None
     root = Path(tempfile.mkdtemp(prefix="proctor-smoke-")) if state_dir is None else state_dir
     try:
-        report = run_smoke(settings, state_dir=root)
+        report = run_smoke(settings, state_dir=root, telemetry=telemetry)
     except HarnessError as exc:
         raise click.BadParameter(str(exc), param_hint="--state-dir") from None
     if as_json:

@@ -35,7 +35,7 @@ from governance import (
 )
 from governance.screening import DEFAULT_CLAIMS_MODE, ClaimsMode, redact_text
 from harness._errors import HarnessError, ProviderError
-from harness._loop import DEFAULT_MAX_STEPS, AgentLoop, RunState, honest_statement
+from harness._loop import DEFAULT_MAX_STEPS, AgentLoop, RunState, TurnObserver, honest_statement
 from harness._redact_shown import redact_shown
 from harness._run_store import ProviderSpec, RunNotFound, RunStore, StoredRun
 from harness.console._journal import LIVE_STATUSES, SessionJournal, SessionRecord, SessionStatus
@@ -125,8 +125,10 @@ class AgentSessions:
         max_steps: int = DEFAULT_MAX_STEPS,
         claims: ClaimsMode = DEFAULT_CLAIMS_MODE,
         new_run_id: Callable[[], str] = _random_run_id,
+        turn_observer: TurnObserver | None = None,
     ) -> None:
         self._gateway = gateway
+        self._turn_observer = turn_observer
         self._hub = hub
         self._runs = run_store
         self._journal = SessionJournal(gateway.state_dir)
@@ -271,6 +273,7 @@ class AgentSessions:
             _Watched(self._gateway, self, session),
             max_steps=self._max_steps,
             claims=self._claims,
+            turn_observer=self._turn_observer,
         )
         principal = Principal(session.record.operator, AGENT, TEAM)
         try:
@@ -425,6 +428,8 @@ class AgentSessions:
     def _observe(self, event: LifecycleEvent) -> None:
         """Firewall observer: every call event of a run of this console, as it happens (any
         thread: the turn's, or a page's that approved its call)."""
+        if not event.call_id:
+            return  # a run event: published by _Watched.record_run_event, with its session
         with self._lock:
             session = self._sessions.get(event.run_id)
             if session is not None:

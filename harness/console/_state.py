@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Self
 
 from governance import Clock, Gateway
+from harness._loop import TurnObserver
 from harness._run_store import RunStore
 from harness.console._approval_watch import ApprovalWatch
 from harness.console._config import ConsoleConfig
@@ -28,10 +29,12 @@ class ConsoleState:
         gateway: Gateway | None = None,
         providers: ProviderFactory | None = None,
         clock: Clock | None = None,
+        turn_observer: TurnObserver | None = None,
     ) -> None:
         """`gateway`: one already opened for `config` (the CLI's, with its checkpoint schedule),
         or None to open one here; either way the console owns and closes it. `providers`: where
-        the Agent page's turns get their model (None: the bundled stub, started here)."""
+        the Agent page's turns get their model (None: the bundled stub, started here).
+        `turn_observer`: told of each model turn (--otel)."""
         from harness.cli._options import shipped_policy_path
 
         self.config = config
@@ -61,7 +64,9 @@ class ConsoleState:
                 providers = stub
             self._watch = ApprovalWatch(self.gateway.approvals, self.hub)
             self.on_close(self._watch.stop)
-            self.sessions = AgentSessions(self.gateway, self.hub, self.run_store, providers)
+            self.sessions = AgentSessions(
+                self.gateway, self.hub, self.run_store, providers, turn_observer=turn_observer
+            )
             self.on_close(self.sessions.close)
         except BaseException:
             self.close()

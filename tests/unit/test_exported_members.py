@@ -76,6 +76,8 @@ FOLDER_API = {
         PinSet SessionKey StartedProcess load_mcp_config load_pins locked_sources
         neutralise_description open_mcp_sources pins_for session_key start_stdio_process
         write_mcp_schema write_pins""",
+    "telemetry": """INSTALL_HINT Telemetry TelemetryConfig TelemetryConfigError TurnRecord
+        telemetry_config""",
     "litellm": """BrokeredCall GoAhead GuardrailSettings ProctorGuardrail Refused
         ToolCallGovernor settings_from""",
 }

@@ -32,6 +32,7 @@ LAYERS: dict[str, set[str]] = {
     "tools": {"core", "arguments"},
     "mcp": {"core", "config", "arguments"},
     "agentdojo": {"core", "config", "arguments", "tools"},
+    "telemetry": {"core", "screening"},
 }
 # Folders built on the hub, embedding the firewall in another program's process (the LiteLLM
 # proxy): they may import the hub and any folder, and nothing else in governance imports them.

@@ -278,9 +278,9 @@ def test_a_firewall_nobody_observes_builds_no_lifecycle_event_but_writes_every_r
     built: list[str] = []
     real = firewall_module.LifecycleEvent
 
-    def counted(**fields: Any) -> LifecycleEvent:
-        built.append(fields["kind"])
-        return real(**fields)
+    def counted(*values: Any, **fields: Any) -> LifecycleEvent:
+        built.append(values[0] if values else fields["kind"])
+        return real(*values, **fields)
 
     monkeypatch.setattr(firewall_module, "LifecycleEvent", counted)
     fw = Firewall(ToolRegistry([CountingSource()]), StaticPolicy(parse_policy(POLICY)), audit)

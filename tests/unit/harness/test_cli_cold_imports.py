@@ -39,6 +39,7 @@ HEAVY_PACKAGES = {
     "numpy",
     "bm25s",
     "agentdojo",
+    "opentelemetry",
 }
 HEAVY_MODULES = {
     "harness.agentdojo",
@@ -62,6 +63,8 @@ HEAVY_MODULES = {
     "governance._mcp_server",
     "governance.mcp._config",
     "stubs.openai_stub",
+    "governance.telemetry",
+    "governance.telemetry._sdk",
 }
 
 SPAWN_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.spawn", "os.system")
@@ -178,10 +181,29 @@ def test_a_replay_run_loads_neither_an_sdk_nor_the_trace_diff_library(tmp_path: 
     assert code == codes.OK
     sdks = {"openai", "mcp", "mcp_types", "httpx", "httpx2", "anyio", "uvicorn", "starlette"}
     assert sorted(m for m in modules if m.split(".")[0] in sdks) == []
+    # Export is off: neither the OpenTelemetry SDK nor Proctor's exporter is loaded.
+    assert sorted(m for m in modules if m.split(".")[0] == "opentelemetry") == []
+    assert "governance.telemetry._sdk" not in modules
     # deepdiff (and numpy under it) only shows a drifted scenario's trace diff; bm25s (and
     # numpy) only ranks a kb.search.
     heavy = {"deepdiff", "numpy", "bm25s"}
     assert sorted(m for m in modules if m.split(".")[0] in heavy) == []
+
+
+def test_the_probe_sees_opentelemetry_once_a_run_exports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pins above mean something only if the probe sees the SDK where it is used.
+    suite = tmp_path / "cold.yaml"
+    suite.write_text(SCENARIO, encoding="utf-8")
+    monkeypatch.setenv("PROCTOR_OTEL_ENDPOINT", "http://127.0.0.1:9")
+    code, modules = _loaded_after(
+        tmp_path, "run", "--no-baseline", "--otel", "--scenarios", str(suite),
+        "--report-dir", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == codes.OK
+    assert "opentelemetry.sdk.trace" in modules
+    assert "governance.telemetry._sdk" in modules
 
 
 def test_the_probe_sees_heavy_modules_when_a_command_really_needs_them(tmp_path: Path) -> None:

@@ -1,0 +1,361 @@
+"""Records in, spans and metric updates out: runs, model turns and tool calls.
+
+Runs on the background thread only. Every span gets explicit start and end times from the
+records (when the event was recorded, not when it was processed). A run's spans share the
+trace id derived from its run id; a run span's id is derived from the run id and its drive,
+so a span can name it as parent before it exists (a resumed call's events come before the
+`run.resumed` that opens the drive they belong to).
+
+Nothing secret goes out: arguments and outputs only as the audit chain's digests, and the only
+free text (a refusal's message, a failure's error) through the audit chain's redaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+    set_span_in_context,
+)
+
+from governance.screening._redaction import redact_text
+from governance.telemetry import _names as n
+from governance.telemetry._ids import run_span_id, run_trace_id
+from governance.telemetry._metrics import Instruments
+from governance.telemetry._records import ObservedEvent, Record, RunFacts, TurnRecord
+
+# The last event of a call's span, and what the call came to.
+_ENDS_CALL = {
+    "execution.completed": "executed",
+    "execution.failed": "failed",
+    "call.rejected": "rejected",
+    "approval.required": "held",
+    "approval.unavailable": "blocked",
+    "budget.denied": "blocked",
+    "approval.revoked": "blocked",
+    "approval.refused": "blocked",
+}
+# A reviewer's events: about a request, not a call in flight (no span of their own).
+_REVIEW = frozenset(
+    {"approval.approved", "approval.rejected", "approval.cancelled", "approval.expired",
+     "approval.edit_refused"}
+)  # fmt: skip
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+
+
+@dataclass(slots=True)
+class _Run:
+    span: Span
+    drive: str
+
+
+@dataclass(slots=True)
+class _Call:
+    tool: str
+    call_id: str
+    start_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    requested_ns: int | None = None
+    decided_ns: int | None = None
+    effect: str | None = None
+    reason: str | None = None
+    approval_id: str | None = None
+    resumed: bool = False
+    error: str | None = None
+
+
+class RunIds(IdGenerator):
+    """Random ids, except the next ones the span builder asks for (a run's trace id, a run
+    span's derived id). Used from the background thread only."""
+
+    def __init__(self) -> None:
+        self._random = RandomIdGenerator()
+        self.next_trace_id: int | None = None
+        self.next_span_id: int | None = None
+
+    def generate_span_id(self) -> int:
+        chosen, self.next_span_id = self.next_span_id, None
+        return chosen if chosen is not None else self._random.generate_span_id()
+
+    def generate_trace_id(self) -> int:
+        chosen, self.next_trace_id = self.next_trace_id, None
+        return chosen if chosen is not None else self._random.generate_trace_id()
+
+
+class SpanBuilder:
+    def __init__(self, tracer: Tracer, ids: RunIds, instruments: Instruments, role: str) -> None:
+        self._tracer = tracer
+        self._ids = ids
+        self._instruments = instruments
+        self._role = role
+        self._runs: dict[str, _Run] = {}
+        self._calls: dict[tuple[str, str], _Call] = {}
+        # Per run id, until its last drive ends: what later drives and spans repeat.
+        self._facts: dict[str, dict[str, str]] = {}
+        self._models: dict[str, tuple[str, str]] = {}
+
+    def handle(self, record: Record) -> None:
+        if isinstance(record, TurnRecord):
+            self._turn(record)
+        elif isinstance(record, RunFacts):
+            self._run_facts(record)
+        elif not record.call_id:
+            self._run_event(record)
+        elif record.kind not in _REVIEW:
+            self._call_event(record)
+
+    def close(self) -> None:
+        """Shutdown: end what is still open now (calls in flight, drives not finished)."""
+        now = time.time_ns()
+        for key in list(self._calls):
+            self._end_call(key[0], self._calls.pop(key), now)
+        for run in self._runs.values():
+            run.span.end(end_time=now)
+        self._runs.clear()
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def _run_event(self, event: ObservedEvent) -> None:
+        run_id, data = event.run_id, event.data
+        if event.kind in ("run.started", "run.resumed"):
+            if event.kind == "run.started":
+                drive = "start"
+                self._models[run_id] = (str(data.get("provider", "")), str(data.get("model", "")))
+            else:
+                drive = str(data.get("approval_id", "resumed"))
+            self._open_run(run_id, drive, event.at_ns, data)
+            return
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if event.kind == "run.finished":
+            status = str(data.get("status", ""))
+            run.span.set_attribute(n.RUN_STATUS, status)
+            run.span.set_attribute(n.RUN_TERMINATION, str(data.get("termination", "")))
+            run.span.end(end_time=event.at_ns)
+            del self._runs[run_id]
+            if status != "waiting_approval":  # no later drive will need them
+                self._facts.pop(run_id, None)
+                self._models.pop(run_id, None)
+        elif event.kind == "provider.error":
+            run.span.set_attribute(n.ERROR_TYPE, str(data.get("kind", "provider_error")))
+        else:  # guardrail.*, loop.repeated_call, call.rejected: named, never their text
+            run.span.add_event(event.kind, timestamp=event.at_ns)
+
+    def _open_run(self, run_id: str, drive: str, at_ns: int, data: Mapping[str, Any]) -> None:
+        stale = self._runs.pop(run_id, None)
+        if stale is not None:  # a drive this process never saw finish
+            stale.span.end(end_time=at_ns)
+        provider, model = self._models.get(run_id, ("", ""))
+        attributes: dict[str, Any] = {
+            n.OPERATION_NAME: n.OP_INVOKE_AGENT,
+            n.CONVERSATION_ID: run_id,
+            n.RUN_ID: run_id,
+            n.ROLE: self._role,
+            **self._facts.get(run_id, {}),
+        }
+        if provider:
+            attributes[n.PROVIDER_NAME] = provider
+        if model:
+            attributes[n.REQUEST_MODEL] = model
+        if "live" in data:
+            attributes[n.LIVE] = bool(data["live"])
+        if drive != "start":
+            attributes[n.RUN_RESUMED_BY] = drive
+        if data.get("agent"):
+            attributes[n.AGENT_NAME] = str(data["agent"])
+        self._ids.next_trace_id = run_trace_id(run_id)
+        self._ids.next_span_id = run_span_id(run_id, drive)
+        span = self._tracer.start_span(
+            n.RUN_SPAN,
+            context=Context(),
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=at_ns,
+        )
+        self._runs[run_id] = _Run(span, drive)
+
+    def _run_facts(self, facts: RunFacts) -> None:
+        kept = self._facts.setdefault(facts.run_id, {})
+        kept.update(facts.attributes)
+        run = self._runs.get(facts.run_id)
+        if run is not None:
+            run.span.set_attributes(dict(facts.attributes))
+
+    def _parent(self, run_id: str, drive: str | None = None) -> Context:
+        """The open drive of the run; else the drive a resume will open; else none: the span
+        is a root of the run's trace."""
+        run = self._runs.get(run_id)
+        if run is not None and drive is None:
+            return set_span_in_context(run.span)
+        if drive is not None:
+            named = SpanContext(
+                run_trace_id(run_id), run_span_id(run_id, drive), False, _SAMPLED
+            )
+            return set_span_in_context(NonRecordingSpan(named))
+        self._ids.next_trace_id = run_trace_id(run_id)
+        return Context()
+
+    # -- model turns ----------------------------------------------------------------------------
+
+    def _turn(self, turn: TurnRecord) -> None:
+        attributes: dict[str, Any] = {
+            n.OPERATION_NAME: n.OP_CHAT,
+            n.PROVIDER_NAME: turn.provider,
+            n.REQUEST_MODEL: turn.model,
+            n.LIVE: turn.live,
+            n.TURN_TOOL_CALLS: turn.tool_calls,
+        }
+        if turn.input_tokens is not None:
+            attributes[n.USAGE_INPUT_TOKENS] = turn.input_tokens
+        if turn.output_tokens is not None:
+            attributes[n.USAGE_OUTPUT_TOKENS] = turn.output_tokens
+        if turn.finish_reason:
+            attributes[n.FINISH_REASONS] = [turn.finish_reason]
+        if turn.error_kind:
+            attributes[n.ERROR_TYPE] = turn.error_kind
+        span = self._tracer.start_span(
+            f"{n.CHAT_SPAN_PREFIX} {turn.model}",
+            context=self._parent(turn.run_id),
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=turn.started_ns,
+        )
+        if turn.error_kind:
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=turn.ended_ns)
+        common: dict[str, str] = {
+            n.OPERATION_NAME: n.OP_CHAT,
+            n.PROVIDER_NAME: turn.provider,
+            n.REQUEST_MODEL: turn.model,
+        }
+        timed = {**common, n.ERROR_TYPE: turn.error_kind} if turn.error_kind else common
+        seconds = max(turn.ended_ns - turn.started_ns, 0) / 1e9
+        self._instruments.operation_duration.record(seconds, timed)
+        for kind, tokens in (("input", turn.input_tokens), ("output", turn.output_tokens)):
+            if tokens is not None:
+                self._instruments.token_usage.record(tokens, {**common, n.TOKEN_TYPE: kind})
+
+    # -- tool calls -----------------------------------------------------------------------------
+
+    def _call_event(self, event: ObservedEvent) -> None:
+        key = (event.run_id, event.call_id)
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = _Call(event.tool, event.call_id, event.at_ns)
+            call.attributes.update(
+                {
+                    n.OPERATION_NAME: n.OP_EXECUTE_TOOL,
+                    n.TOOL_NAME: event.tool,
+                    n.TOOL_CALL_ID: event.call_id,
+                }
+            )
+        _read(call, event.kind, event.data, event.at_ns)
+        if event.kind == "tool.requested":
+            self._name_agent(event.run_id, event.data)
+        ends = _ENDS_CALL.get(event.kind)
+        if event.kind == "policy.decided" and call.effect == "block":
+            ends = "blocked"
+        if ends is not None:
+            call.attributes.setdefault(n.OUTCOME, ends)
+            self._end_call(event.run_id, self._calls.pop(key), event.at_ns)
+
+    def _name_agent(self, run_id: str, data: Mapping[str, Any]) -> None:
+        run = self._runs.get(run_id)
+        principal = data.get("principal")
+        if run is not None and isinstance(principal, Mapping) and principal.get("agent"):
+            run.span.set_attribute(n.AGENT_NAME, str(principal["agent"]))
+
+    def _end_call(self, run_id: str, call: _Call, end_ns: int) -> None:
+        drive = call.approval_id if call.resumed and run_id not in self._runs else None
+        span = self._tracer.start_span(
+            f"{n.TOOL_SPAN_PREFIX} {call.tool}",
+            context=self._parent(run_id, drive),
+            kind=SpanKind.INTERNAL,
+            attributes=call.attributes,
+            start_time=call.start_ns,
+        )
+        if call.attributes.get(n.OUTCOME) == "failed":
+            span.set_status(Status(StatusCode.ERROR, call.error))
+        span.end(end_time=end_ns)
+        if call.effect is not None:
+            self._instruments.decided(call.effect, call.reason or "")
+        if call.requested_ns is not None and call.decided_ns is not None:
+            seconds = max(call.decided_ns - call.requested_ns, 0) / 1e9
+            self._instruments.decision_duration.record(
+                seconds, {n.DECISION_EFFECT: call.effect or ""}
+            )
+
+
+def _read(call: _Call, kind: str, data: Mapping[str, Any], at_ns: int) -> None:
+    """What one event of a call says about it, as span attributes (codes, ids and digests;
+    free text only redacted)."""
+    attributes = call.attributes
+    if kind == "tool.requested":
+        call.requested_ns = at_ns
+        if data.get("arguments_digest"):
+            attributes[n.ARGUMENTS_DIGEST] = str(data["arguments_digest"])
+    elif kind in ("policy.decided", "policy.rechecked"):
+        call.decided_ns = at_ns if kind == "policy.decided" else call.decided_ns
+        call.effect, call.reason = str(data.get("effect", "")), str(data.get("reason", ""))
+        attributes[n.DECISION_EFFECT] = call.effect
+        attributes[n.DECISION_REASON] = call.reason
+        attributes[n.DECISION_RULE_IDS] = [str(r) for r in data.get("rule_ids", ())]
+        attributes[n.POLICY_DIGEST] = str(data.get("policy_digest", ""))
+        attributes[n.REGISTRY_DIGEST] = str(data.get("registry_digest", ""))
+    elif kind == "budget.denied":
+        call.effect, call.reason = "block", str(data.get("reason", "budget_exhausted"))
+        attributes[n.DECISION_EFFECT] = call.effect
+        attributes[n.DECISION_REASON] = call.reason
+        attributes[n.BUDGET_OUTCOME] = "denied"
+        for name, key in ((n.BUDGET_ID, "budget_id"), (n.BUDGET_SCOPE, "scope")):
+            if data.get(key) is not None:
+                attributes[name] = str(data[key])
+        for name, key in ((n.BUDGET_LIMIT, "limit"), (n.BUDGET_USED, "used")):
+            if isinstance(data.get(key), int):
+                attributes[name] = data[key]
+        if "budget_id" in data:
+            attributes[n.DECISION_RULE_IDS] = [str(data["budget_id"])]
+    elif kind == "approval.required":
+        if data.get("approval_id"):
+            call.approval_id = str(data["approval_id"])
+            attributes[n.APPROVAL_ID] = call.approval_id
+        attributes[n.APPROVAL_STATUS] = "pending"
+    elif kind == "approval.unavailable":
+        attributes[n.APPROVAL_STATUS] = "unavailable"
+        attributes[n.DECISION_MESSAGE] = redact_text(str(data.get("error", "")))
+    elif kind in ("approval.consumed", "approval.refused", "approval.revoked"):
+        call.resumed = True
+        attributes[n.CALL_RESUMED] = True
+        if data.get("approval_id"):
+            call.approval_id = str(data["approval_id"])
+            attributes[n.APPROVAL_ID] = call.approval_id
+        if kind == "approval.consumed":
+            attributes[n.APPROVAL_STATUS] = "approved"
+        elif kind == "approval.revoked":
+            attributes[n.APPROVAL_STATUS] = "revoked"
+        else:
+            reason = str(data.get("reason", ""))
+            attributes[n.APPROVAL_STATUS] = reason.removeprefix("approval_") or "refused"
+    elif kind == "call.rejected":
+        attributes[n.DECISION_REASON] = str(data.get("reason", ""))
+        attributes[n.DECISION_MESSAGE] = redact_text(str(data.get("error", "")))
+    elif kind == "execution.completed":
+        if data.get("output_digest"):
+            attributes[n.OUTPUT_DIGEST] = str(data["output_digest"])
+    elif kind == "execution.failed":
+        attributes[n.ERROR_TYPE] = str(data.get("reason") or "tool_error")
+        call.error = redact_text(str(data.get("error") or ""))
