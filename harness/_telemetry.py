@@ -79,5 +79,7 @@ def observe_scenario(
     state of real gateways. Decisions, latencies and token usage are exported as ever."""
     gateway.firewall.add_observer(telemetry.observe)
     telemetry.run_attributes(
-        scenario_id, {"proctor.scenario.id": scenario_id, "proctor.eval.run_id": eval_run_id}
+        scenario_id,
+        {"proctor.scenario.id": scenario_id, "proctor.eval.run_id": eval_run_id},
+        trace_key=f"{eval_run_id}\0{scenario_id}",  # each suite run (each repeat) its own trace
     )

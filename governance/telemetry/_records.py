@@ -54,6 +54,10 @@ class RunFacts:
 
     run_id: str
     attributes: tuple[tuple[str, str], ...]
+    # What the run's trace and span ids derive from, when the run id alone is not unique: an
+    # eval run's loop uses the scenario id as its run id (traces stay byte-identical), so each
+    # suite run names its own trace with the suite run id beside it. None: the run id.
+    trace_key: str | None = None
 
 
 # What the hot path queues for the background thread.

@@ -105,6 +105,7 @@ class SpanBuilder:
         self._calls: dict[tuple[str, str], _Call] = {}
         # Per run id, until its last drive ends: what later drives and spans repeat.
         self._facts: dict[str, dict[str, str]] = {}
+        self._trace_keys: dict[str, str] = {}  # run id -> what its ids derive from, if not it
         self._models: dict[str, tuple[str, str]] = {}
 
     def handle(self, record: Record) -> None:
@@ -149,6 +150,7 @@ class SpanBuilder:
             del self._runs[run_id]
             if status != "waiting_approval":  # no later drive will need them
                 self._facts.pop(run_id, None)
+                self._trace_keys.pop(run_id, None)
                 self._models.pop(run_id, None)
         elif event.kind == "provider.error":
             run.span.set_attribute(n.ERROR_TYPE, str(data.get("kind", "provider_error")))
@@ -177,8 +179,9 @@ class SpanBuilder:
             attributes[n.RUN_RESUMED_BY] = drive
         if data.get("agent"):
             attributes[n.AGENT_NAME] = str(data["agent"])
-        self._ids.next_trace_id = run_trace_id(run_id)
-        self._ids.next_span_id = run_span_id(run_id, drive)
+        key = self._trace_keys.get(run_id, run_id)
+        self._ids.next_trace_id = run_trace_id(key)
+        self._ids.next_span_id = run_span_id(key, drive)
         span = self._tracer.start_span(
             n.RUN_SPAN,
             context=Context(),
@@ -189,6 +192,8 @@ class SpanBuilder:
         self._runs[run_id] = _Run(span, drive)
 
     def _run_facts(self, facts: RunFacts) -> None:
+        if facts.trace_key is not None:
+            self._trace_keys[facts.run_id] = facts.trace_key
         kept = self._facts.setdefault(facts.run_id, {})
         kept.update(facts.attributes)
         run = self._runs.get(facts.run_id)
@@ -201,12 +206,11 @@ class SpanBuilder:
         run = self._runs.get(run_id)
         if run is not None and drive is None:
             return set_span_in_context(run.span)
+        key = self._trace_keys.get(run_id, run_id)
         if drive is not None:
-            named = SpanContext(
-                run_trace_id(run_id), run_span_id(run_id, drive), False, _SAMPLED
-            )
+            named = SpanContext(run_trace_id(key), run_span_id(key, drive), False, _SAMPLED)
             return set_span_in_context(NonRecordingSpan(named))
-        self._ids.next_trace_id = run_trace_id(run_id)
+        self._ids.next_trace_id = run_trace_id(key)
         return Context()
 
     # -- model turns ----------------------------------------------------------------------------

@@ -85,10 +85,14 @@ class Telemetry:
         """One `provider.complete()` of an agent loop."""
         self._put(turn)
 
-    def run_attributes(self, run_id: str, attributes: dict[str, str]) -> None:
+    def run_attributes(
+        self, run_id: str, attributes: dict[str, str], *, trace_key: str | None = None
+    ) -> None:
         """Facts about a run its events do not carry (an eval run's `proctor.scenario.id`,
-        `proctor.eval.run_id`), put on its run span; call it before the run starts."""
-        self._put(RunFacts(run_id, tuple(sorted(attributes.items()))))
+        `proctor.eval.run_id`), put on its run span; call it before the run starts.
+        `trace_key`: what the run's trace id derives from when `run_id` is reused from run to
+        run (an eval scenario's); unique per run, or two runs share one trace."""
+        self._put(RunFacts(run_id, tuple(sorted(attributes.items())), trace_key))
 
     def _put(self, record: Record) -> None:
         if self._closed:

@@ -199,3 +199,18 @@ def test_the_receiver_got_nothing_while_it_did_not_answer(
     # The hanging receiver never answers, so it writes nothing: the byte-identical traces above
     # were made while every export waited on it.
     assert runs["hang", 1].spans == runs["hang", 2].spans == []
+
+
+def test_two_suite_runs_of_the_same_scenarios_are_two_sets_of_traces(
+    runs: dict[tuple[str, int], Run],
+) -> None:
+    # The loop's run id is the scenario id in every suite run (byte-identical traces), so the
+    # suite run id must go into the trace id: else a backend merges every run of a scenario
+    # into one trace, and `--repeat K` duplicates span ids.
+    first, second = runs["on", 1], runs["on", 2]
+    assert first.run_id != second.run_id
+    ids = [{s["trace_id"] for s in run.spans} for run in (first, second)]
+    assert len(ids[0]) == len(ids[1]) == len(SMALL_IDS)
+    assert ids[0].isdisjoint(ids[1])
+    pairs = [(s["trace_id"], s["span_id"]) for run in (first, second) for s in run.spans]
+    assert len(pairs) == len(set(pairs))
