@@ -61,6 +61,7 @@ ARGUMENTS_DIGEST: Final = "proctor.arguments.digest"
 OUTPUT_DIGEST: Final = "proctor.output.digest"
 OUTCOME: Final = "proctor.outcome"
 CALL_RESUMED: Final = "proctor.call.resumed"
+FINDINGS: Final = "proctor.guardrail.findings"  # what the output screen found (kinds)
 
 # Metrics (meter `proctor`).
 METRIC_DECISIONS: Final = "proctor.decisions"

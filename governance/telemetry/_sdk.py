@@ -176,6 +176,10 @@ class Exporting:
     def handle(self, record: Record) -> None:
         self.builder.handle(record)
 
+    def settle(self) -> None:
+        """The queue is drained: end the spans that wait on a record that did not come."""
+        self.builder.settle()
+
     def finish(self) -> None:
         """End what is still open, then flush and stop the providers (the final metrics go
         out here too)."""

@@ -54,6 +54,7 @@ _REVIEW = frozenset(
      "approval.edit_refused"}
 )  # fmt: skip
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_FLAGGED = "guardrail.flagged"
 
 
 @dataclass(slots=True)
@@ -103,12 +104,22 @@ class SpanBuilder:
         self._role = role
         self._runs: dict[str, _Run] = {}
         self._calls: dict[tuple[str, str], _Call] = {}
+        # Executed or failed calls whose span waits for the output screen's `guardrail.flagged`,
+        # which the firewall writes right after the outcome (same batch): ended at its outcome's
+        # time by that event, by the next other record, or at the end of a drained batch.
+        self._ending: dict[tuple[str, str], tuple[_Call, int]] = {}
         # Per run id, until its last drive ends: what later drives and spans repeat.
         self._facts: dict[str, dict[str, str]] = {}
         self._trace_keys: dict[str, str] = {}  # run id -> what its ids derive from, if not it
         self._models: dict[str, tuple[str, str]] = {}
 
     def handle(self, record: Record) -> None:
+        if self._ending and not (
+            not isinstance(record, TurnRecord | RunFacts)
+            and record.kind == _FLAGGED
+            and (record.run_id, record.call_id) in self._ending
+        ):
+            self.settle()
         if isinstance(record, TurnRecord):
             self._turn(record)
         elif isinstance(record, RunFacts):
@@ -118,8 +129,15 @@ class SpanBuilder:
         elif record.kind not in _REVIEW:
             self._call_event(record)
 
+    def settle(self) -> None:
+        """End the calls that were waiting for a `guardrail.flagged` that did not come."""
+        ending, self._ending = self._ending, {}
+        for (run_id, _), (call, end_ns) in ending.items():
+            self._end_call(run_id, call, end_ns)
+
     def close(self) -> None:
         """Shutdown: end what is still open now (calls in flight, drives not finished)."""
+        self.settle()
         now = time.time_ns()
         for key in list(self._calls):
             self._end_call(key[0], self._calls.pop(key), now)
@@ -257,6 +275,9 @@ class SpanBuilder:
 
     def _call_event(self, event: ObservedEvent) -> None:
         key = (event.run_id, event.call_id)
+        if event.kind == _FLAGGED:
+            self._flagged(event, key)
+            return
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = _Call(event.tool, event.call_id, event.at_ns)
@@ -275,7 +296,29 @@ class SpanBuilder:
             ends = "blocked"
         if ends is not None:
             call.attributes.setdefault(n.OUTCOME, ends)
-            self._end_call(event.run_id, self._calls.pop(key), event.at_ns)
+            if event.kind in ("execution.completed", "execution.failed"):
+                self._ending[key] = (self._calls.pop(key), event.at_ns)
+            else:
+                self._end_call(event.run_id, self._calls.pop(key), event.at_ns)
+
+    def _flagged(self, event: ObservedEvent, key: tuple[str, str]) -> None:
+        """What the output screen found in a call's result: on the call's span (its findings'
+        kinds, never the text), else - the span already ended - an event of the run's span.
+        Never a span of its own: it is a fact about a call, not a call."""
+        found = [str(kind) for kind in event.data.get("findings", ())]
+        waiting = self._ending.pop(key, None)
+        if waiting is not None:
+            call, end_ns = waiting
+            call.attributes[n.FINDINGS] = found
+            self._end_call(event.run_id, call, end_ns)
+            return
+        if key in self._calls:
+            self._calls[key].attributes[n.FINDINGS] = found
+            return
+        run = self._runs.get(event.run_id)
+        if run is not None:
+            attributes = {n.TOOL_CALL_ID: event.call_id, n.FINDINGS: found}
+            run.span.add_event(event.kind, attributes=attributes, timestamp=event.at_ns)
 
     def _name_agent(self, run_id: str, data: Mapping[str, Any]) -> None:
         run = self._runs.get(run_id)

@@ -178,6 +178,11 @@ class Telemetry:
                         exporting.handle(record)
                     except Exception:  # one odd record never stops the export of the others
                         pass
+            with self._fork_guard:
+                try:
+                    exporting.settle()
+                except Exception:
+                    pass
             if stopping:
                 exporting.finish()
                 return
