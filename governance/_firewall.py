@@ -197,9 +197,12 @@ class Firewall:
         evidence: bool = False,
         waiter: str | None = None,
         screener: Screener | None = None,
+        taint: RunTaint | None = None,
     ) -> None:
         """`waiter`: the process token of the caller that waits in this process for the
-        decisions on the calls it holds (see ApprovalFlow); None holds them detached."""
+        decisions on the calls it holds (see ApprovalFlow); None holds them detached.
+        `taint`: another firewall's memory of tainted runs, when both judge calls of the same
+        runs over the same audit log (the LiteLLM guardrail's response firewall)."""
         if max_result_chars < 1:
             raise ValueError("max_result_chars must be positive")
         self._registry = registry
@@ -221,11 +224,16 @@ class Firewall:
         # What reads tool outputs for injected instructions (None: the heuristic default).
         self._screener = screener
         # Runs whose calls returned untrusted text: decided as tainted whatever the caller says.
-        self._taint = RunTaint(getattr(audit, "events", None))
+        self._taint = taint if taint is not None else RunTaint(getattr(audit, "events", None))
 
     @property
     def registry(self) -> ToolRegistry:
         return self._registry
+
+    @property
+    def taint(self) -> RunTaint:
+        """Which runs this firewall knows read untrusted text (share it, never copy it)."""
+        return self._taint
 
     def add_observer(self, observer: Callable[[LifecycleEvent], None]) -> None:
         self._observers.append(observer)

@@ -8,11 +8,15 @@ caller's word would let those runs call past every `tainted: true` rule. So the 
 remembers: once a run's call returned untrusted text, every later decision of that run is made
 as tainted, whatever the caller reports. A caller can add taint, never clear it.
 
-The memory is this process's (a set of run ids that only grows: forgetting would fail open).
-A held call approved and resumed by another process - or after a restart - finds its run's
-taint on the audit chain instead (`guardrail.flagged` at stage `tool_output`); a chain that
-cannot be read counts as tainted (fail closed). Reviews are human-paced, so reading one run's
-chain there costs nothing that matters; the hot path only looks at the set.
+The memory is this process's (run ids only ever added: forgetting would fail open), shared by
+the firewalls that judge one run's calls over one audit log (the LiteLLM guardrail's MCP and
+response firewalls). The first time this process decides a call of a run, it reads the run's
+audit chain for `guardrail.flagged` at stage `tool_output`: a run tainted by another process
+(another proxy worker, a server restarted on the same stores) stays tainted here. A review (a
+held call resumed or edited, maybe much later) reads the chain again; a chain that cannot be read
+counts as tainted (fail closed). Not covered: two processes driving the SAME run at the SAME time,
+each having read the chain before the other's taint (a run is driven by one process at a time:
+the loop, one MCP session, one client conversation).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class RunTaint:
         """`chain(run_id)`: the run's audit events, read when a review resumes a call (None:
         the sink cannot be read back, so only this process's memory counts)."""
         self._runs: set[str] = set()
+        self._read: set[str] = set()  # runs whose chain this process has read once
         self._lock = threading.Lock()
         self._chain = chain
 
@@ -58,11 +63,17 @@ class RunTaint:
         self, run_id: str, usage: RunUsage | None, *, read_chain: bool = False
     ) -> RunUsage | None:
         """`usage` as the decision must see it: tainted when the caller says so or the run is
-        known tainted (from memory, or with `read_chain` from its audit chain)."""
+        known tainted (from memory; from its audit chain the first time this process sees the
+        run, and again on every `read_chain`)."""
         if usage is not None and usage.tainted:
             return usage
-        if run_id not in self._runs and not (read_chain and self._tainted_on_chain(run_id)):
-            return usage
+        if run_id not in self._runs:
+            if not read_chain and run_id in self._read:
+                return usage
+            with self._lock:
+                self._read.add(run_id)
+            if not self._tainted_on_chain(run_id):
+                return usage
         return replace(usage, tainted=True) if usage is not None else RunUsage(tainted=True)
 
     def _tainted_on_chain(self, run_id: str) -> bool:

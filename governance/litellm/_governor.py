@@ -135,8 +135,13 @@ class ToolCallGovernor:
         # Tool calls in model responses are judged by a firewall of their own (same policy, same
         # audit log) that never executes anything: its tools are placeholders by name and facts.
         self.response_registry = ToolRegistry()
+        # One memory of tainted runs for both: an MCP result read in a run taints the calls the
+        # model then proposes in that run's responses.
         self.response_firewall = Firewall(
-            self.response_registry, self.gateway.policy, self.gateway.audit
+            self.response_registry,
+            self.gateway.policy,
+            self.gateway.audit,
+            taint=self.gateway.firewall.taint,
         )
         self._lock = threading.Lock()
         self._in_flight: dict[str, tuple[Ticket, concurrent.futures.Future[_Governed]]] = {}

@@ -148,20 +148,49 @@ def test_a_held_call_of_a_clean_run_still_executes_after_review(tmp_path: Path) 
     assert resumed.outcome == "executed" and source.sent == ["r1"]
 
 
+def test_a_fresh_call_of_a_run_tainted_in_another_process_is_decided_tainted(
+    tmp_path: Path,
+) -> None:
+    first, second = Source(), Source()
+    with _gateway(tmp_path, first) as worker_one:
+        read = worker_one.firewall.call(ToolCall("c1", "demo.inbox", {}, "r1", PRINCIPAL))
+        assert read.findings  # flagged, and on the chain as guardrail.flagged (tool_output)
+    with _gateway(tmp_path, second) as worker_two:
+        sent = worker_two.firewall.call(ToolCall("c2", "demo.send", {}, "r1", PRINCIPAL))
+    assert sent.outcome == "blocked", sent
+    assert second.sent == []
+
+
 class _Event:
     def __init__(self, kind: str, stage: str) -> None:
         self.kind = kind
         self.data = {"stage": stage}
 
 
-def test_an_unreadable_chain_counts_as_tainted_on_review() -> None:
+def test_an_unreadable_chain_counts_as_tainted() -> None:
     def broken(run_id: str) -> list[_Event]:
         raise OSError("disk gone")
 
     taint = RunTaint(broken)
-    assert taint.usage("r1", None) is None  # the hot path never reads the chain
+    for read_chain in (False, True):  # first sight of a run, and a review
+        usage = taint.usage(f"r-{read_chain}", None, read_chain=read_chain)
+        assert usage is not None and usage.tainted
+
+
+def test_the_chain_is_read_at_first_sight_of_a_run_and_again_only_on_review() -> None:
+    reads: list[str] = []
+    chain: dict[str, list[_Event]] = {"r1": []}
+
+    def events(run_id: str) -> list[_Event]:
+        reads.append(run_id)
+        return chain[run_id]
+
+    taint = RunTaint(events)
+    assert taint.usage("r1", None) is None and taint.usage("r1", None) is None
+    assert reads == ["r1"]  # once: the hot path keeps to memory afterwards
+    chain["r1"] = [_Event("guardrail.flagged", "tool_output")]  # another process taints it
     reviewed = taint.usage("r1", None, read_chain=True)
-    assert reviewed is not None and reviewed.tainted
+    assert reviewed is not None and reviewed.tainted and reads == ["r1", "r1"]
 
 
 def test_only_a_tool_output_flag_on_the_chain_taints_the_run() -> None:
