@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -34,7 +36,13 @@ class OtlpReceiver:
     """The receiver process, started on entry and stopped on exit (or by `stop()`)."""
 
     def __init__(self, directory: Path, *, mode: str = "ok") -> None:
-        self.out = directory / f"otlp-received-{mode}-{id(self)}.jsonl"
+        # A name of its own: two receivers in one directory (one after the other, where `id()`
+        # can repeat) must never read each other's spans.
+        handle, name = tempfile.mkstemp(
+            prefix=f"otlp-received-{mode}-", suffix=".jsonl", dir=directory
+        )
+        os.close(handle)
+        self.out = Path(name)
         self.mode = mode
         self._process: subprocess.Popen[str] | None = None
         self.port = 0

@@ -20,9 +20,7 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import (
-    NonRecordingSpan,
     Span,
-    SpanContext,
     SpanKind,
     Status,
     StatusCode,
@@ -55,6 +53,23 @@ _REVIEW = frozenset(
 )  # fmt: skip
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _FLAGGED = "guardrail.flagged"
+
+
+def _safe(value: str) -> str:
+    """A string a caller or a model chose (a tool's or agent's name, a model, a run id) as the
+    audit chain keeps it: redacted. Every span name and attribute goes through here."""
+    return redact_text(value)
+
+
+def _safe_all(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: _safe(value)
+        if isinstance(value, str)
+        else [_safe(v) if isinstance(v, str) else v for v in value]
+        if isinstance(value, list | tuple)
+        else value
+        for key, value in attributes.items()
+    }
 
 
 @dataclass(slots=True)
@@ -108,6 +123,8 @@ class SpanBuilder:
         # which the firewall writes right after the outcome (same batch): ended at its outcome's
         # time by that event, by the next other record, or at the end of a drained batch.
         self._ending: dict[tuple[str, str], tuple[_Call, int]] = {}
+        # Resumed calls that ended before their drive's `run.resumed`: (run id, approval id).
+        self._orphans: dict[tuple[str, str], list[tuple[_Call, int]]] = {}
         # Per run id, until its last drive ends: what later drives and spans repeat.
         self._facts: dict[str, dict[str, str]] = {}
         self._trace_keys: dict[str, str] = {}  # run id -> what its ids derive from, if not it
@@ -119,7 +136,7 @@ class SpanBuilder:
             and record.kind == _FLAGGED
             and (record.run_id, record.call_id) in self._ending
         ):
-            self.settle()
+            self._settle_flags()
         if isinstance(record, TurnRecord):
             self._turn(record)
         elif isinstance(record, RunFacts):
@@ -130,7 +147,15 @@ class SpanBuilder:
             self._call_event(record)
 
     def settle(self) -> None:
-        """End the calls that were waiting for a `guardrail.flagged` that did not come."""
+        """The queue is drained: end what waits for a record that did not come (a call's
+        `guardrail.flagged`, a resumed call's `run.resumed`: then a root of its run's trace)."""
+        self._settle_flags()
+        orphans, self._orphans = self._orphans, {}
+        for (run_id, _), calls in orphans.items():
+            for call, end_ns in calls:
+                self._emit_call(run_id, call, end_ns, self._parent(run_id))
+
+    def _settle_flags(self) -> None:
         ending, self._ending = self._ending, {}
         for (run_id, _), (call, end_ns) in ending.items():
             self._end_call(run_id, call, end_ns)
@@ -141,6 +166,7 @@ class SpanBuilder:
         now = time.time_ns()
         for key in list(self._calls):
             self._end_call(key[0], self._calls.pop(key), now)
+        self.settle()  # resumed calls cut short just now
         for run in self._runs.values():
             run.span.end(end_time=now)
         self._runs.clear()
@@ -162,8 +188,8 @@ class SpanBuilder:
             return
         if event.kind == "run.finished":
             status = str(data.get("status", ""))
-            run.span.set_attribute(n.RUN_STATUS, status)
-            run.span.set_attribute(n.RUN_TERMINATION, str(data.get("termination", "")))
+            run.span.set_attribute(n.RUN_STATUS, _safe(status))
+            run.span.set_attribute(n.RUN_TERMINATION, _safe(str(data.get("termination", ""))))
             run.span.end(end_time=event.at_ns)
             del self._runs[run_id]
             if status != "waiting_approval":  # no later drive will need them
@@ -171,7 +197,7 @@ class SpanBuilder:
                 self._trace_keys.pop(run_id, None)
                 self._models.pop(run_id, None)
         elif event.kind == "provider.error":
-            run.span.set_attribute(n.ERROR_TYPE, str(data.get("kind", "provider_error")))
+            run.span.set_attribute(n.ERROR_TYPE, _safe(str(data.get("kind", "provider_error"))))
         else:  # guardrail.*, loop.repeated_call, call.rejected: named, never their text
             run.span.add_event(event.kind, timestamp=event.at_ns)
 
@@ -204,10 +230,13 @@ class SpanBuilder:
             n.RUN_SPAN,
             context=Context(),
             kind=SpanKind.INTERNAL,
-            attributes=attributes,
+            attributes=_safe_all(attributes),
             start_time=at_ns,
         )
         self._runs[run_id] = _Run(span, drive)
+        # Calls this drive resumed, which ended before the drive's own `run.resumed` came.
+        for call, end_ns in self._orphans.pop((run_id, drive), ()):
+            self._emit_call(run_id, call, end_ns, set_span_in_context(span))
 
     def _run_facts(self, facts: RunFacts) -> None:
         if facts.trace_key is not None:
@@ -216,19 +245,15 @@ class SpanBuilder:
         kept.update(facts.attributes)
         run = self._runs.get(facts.run_id)
         if run is not None:
-            run.span.set_attributes(dict(facts.attributes))
+            run.span.set_attributes(_safe_all(dict(facts.attributes)))
 
-    def _parent(self, run_id: str, drive: str | None = None) -> Context:
-        """The open drive of the run; else the drive a resume will open; else none: the span
-        is a root of the run's trace."""
+    def _parent(self, run_id: str) -> Context:
+        """The open drive of the run; else none: the span is a root of the run's trace (a
+        parent is only ever a span that is exported)."""
         run = self._runs.get(run_id)
-        if run is not None and drive is None:
+        if run is not None:
             return set_span_in_context(run.span)
-        key = self._trace_keys.get(run_id, run_id)
-        if drive is not None:
-            named = SpanContext(run_trace_id(key), run_span_id(key, drive), False, _SAMPLED)
-            return set_span_in_context(NonRecordingSpan(named))
-        self._ids.next_trace_id = run_trace_id(key)
+        self._ids.next_trace_id = run_trace_id(self._trace_keys.get(run_id, run_id))
         return Context()
 
     # -- model turns ----------------------------------------------------------------------------
@@ -250,10 +275,10 @@ class SpanBuilder:
         if turn.error_kind:
             attributes[n.ERROR_TYPE] = turn.error_kind
         span = self._tracer.start_span(
-            f"{n.CHAT_SPAN_PREFIX} {turn.model}",
+            _safe(f"{n.CHAT_SPAN_PREFIX} {turn.model}"),
             context=self._parent(turn.run_id),
             kind=SpanKind.CLIENT,
-            attributes=attributes,
+            attributes=_safe_all(attributes),
             start_time=turn.started_ns,
         )
         if turn.error_kind:
@@ -318,21 +343,30 @@ class SpanBuilder:
         run = self._runs.get(event.run_id)
         if run is not None:
             attributes = {n.TOOL_CALL_ID: event.call_id, n.FINDINGS: found}
-            run.span.add_event(event.kind, attributes=attributes, timestamp=event.at_ns)
+            run.span.add_event(event.kind, attributes=_safe_all(attributes), timestamp=event.at_ns)
 
     def _name_agent(self, run_id: str, data: Mapping[str, Any]) -> None:
         run = self._runs.get(run_id)
         principal = data.get("principal")
         if run is not None and isinstance(principal, Mapping) and principal.get("agent"):
-            run.span.set_attribute(n.AGENT_NAME, str(principal["agent"]))
+            run.span.set_attribute(n.AGENT_NAME, _safe(str(principal["agent"])))
 
     def _end_call(self, run_id: str, call: _Call, end_ns: int) -> None:
-        drive = call.approval_id if call.resumed and run_id not in self._runs else None
+        if call.resumed and call.approval_id and run_id not in self._runs:
+            # A resumed call: the agent loop records `run.resumed` (its drive's span) right
+            # after the call; it is parented there when that comes, else a root of the run's
+            # trace once the batch is done (`proctor serve`, the LiteLLM guardrail and setup
+            # resume calls with no drive at all).
+            self._orphans.setdefault((run_id, call.approval_id), []).append((call, end_ns))
+            return
+        self._emit_call(run_id, call, end_ns, self._parent(run_id))
+
+    def _emit_call(self, run_id: str, call: _Call, end_ns: int, parent: Context) -> None:
         span = self._tracer.start_span(
-            f"{n.TOOL_SPAN_PREFIX} {call.tool}",
-            context=self._parent(run_id, drive),
+            _safe(f"{n.TOOL_SPAN_PREFIX} {call.tool}"),
+            context=parent,
             kind=SpanKind.INTERNAL,
-            attributes=call.attributes,
+            attributes=_safe_all(call.attributes),
             start_time=call.start_ns,
         )
         if call.attributes.get(n.OUTCOME) == "failed":
