@@ -8,9 +8,10 @@ before general; the timeout in seconds, as that SDK reads it), plus `PROCTOR_OTE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
 ENDPOINT_ENV = "PROCTOR_OTEL_ENDPOINT"
@@ -19,6 +20,13 @@ DEFAULT_SERVICE_NAME = "proctor"
 PROTOCOL = "http/protobuf"
 # Events waiting for the background thread; past this they are dropped and counted.
 DEFAULT_QUEUE_LIMIT = 16_384
+# Bounds on numeric variables: past these a value is a typo (or `inf`), not a setting.
+MAX_TIMEOUT_SECONDS = 3_600.0
+MAX_WHOLE = 2**31 - 1
+# RFC 9110 token characters: what an HTTP client accepts as a header name.
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+_Number = TypeVar("_Number", int, float)
 
 Compression = Literal["none", "gzip", "deflate"]
 
@@ -39,6 +47,11 @@ class TelemetryConfig:
     metrics_headers: tuple[tuple[str, str], ...] | None = None
     timeout_seconds: float = 10.0
     compression: Compression = "none"
+    # Per signal, resolved signal-specific first; None: the general value above.
+    traces_timeout_seconds: float | None = None
+    metrics_timeout_seconds: float | None = None
+    traces_compression: Compression | None = None
+    metrics_compression: Compression | None = None
     service_name: str = DEFAULT_SERVICE_NAME
     resource_attributes: tuple[tuple[str, str], ...] = ()
     schedule_delay_ms: int = 5_000
@@ -86,8 +99,12 @@ def telemetry_config(*, flag: bool, environ: Mapping[str, str]) -> TelemetryConf
         headers=_headers(environ, "OTEL_EXPORTER_OTLP_HEADERS") or (),
         traces_headers=_headers(environ, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"),
         metrics_headers=_headers(environ, "OTEL_EXPORTER_OTLP_METRICS_HEADERS"),
-        timeout_seconds=_number(environ, "OTEL_EXPORTER_OTLP_TIMEOUT", 10.0),
-        compression=_compression(environ),
+        timeout_seconds=_timeout(environ, "OTEL_EXPORTER_OTLP_TIMEOUT", 10.0),
+        compression=_compression(environ, "OTEL_EXPORTER_OTLP_COMPRESSION", "none"),
+        traces_timeout_seconds=_signal_timeout(environ, "TRACES"),
+        metrics_timeout_seconds=_signal_timeout(environ, "METRICS"),
+        traces_compression=_signal_compression(environ, "TRACES"),
+        metrics_compression=_signal_compression(environ, "METRICS"),
         service_name=environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE_NAME,
         resource_attributes=_resource_attributes(environ),
         schedule_delay_ms=_whole(environ, "OTEL_BSP_SCHEDULE_DELAY", 5_000),
@@ -121,10 +138,17 @@ def _signal_endpoint(environ: Mapping[str, str], signal: str, general: str, path
 
 
 def _check_url(name: str, url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    """The message shows scheme://host only: the URL may carry a password or a token."""
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme, parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        scheme, host = "", None
+    if scheme not in ("http", "https") or not host:
+        shown = f"{scheme or '?'}://{host or '?'}"
         raise TelemetryConfigError(
-            f"{name}={url!r} is not an http(s) URL with a host (e.g. {DEFAULT_ENDPOINT})"
+            f"{name} ({shown}, rest not shown) is not an http(s) URL with a host "
+            f"(e.g. {DEFAULT_ENDPOINT})"
         )
 
 
@@ -143,45 +167,92 @@ def _headers(environ: Mapping[str, str], name: str) -> tuple[tuple[str, str], ..
             raise TelemetryConfigError(
                 f"{name}: entry {position} is not key=value (comma-separated, URL-encoded values)"
             )
-        pairs.append((unquote(key.strip()).lower(), unquote(value.strip())))
+        header = (unquote(key.strip()).lower(), unquote(value.strip()))
+        if not _sendable(*header):
+            # Checked after decoding (`%0D%0A` is CR LF): an HTTP client refuses such a header
+            # and quotes it in its error. The entry is not echoed, for the same reason as above.
+            raise TelemetryConfigError(
+                f"{name}: entry {position} decodes to a header no HTTP client can send (a name "
+                "that is not a token, or a control character such as CR or LF)"
+            )
+        pairs.append(header)
     return tuple(pairs)
 
 
-def _number(environ: Mapping[str, str], name: str, default: float) -> float:
+def _sendable(key: str, value: str) -> bool:
+    return set(key) <= _TOKEN and not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value)
+
+
+def _numeric(
+    environ: Mapping[str, str],
+    name: str,
+    default: _Number,
+    parse: Callable[[str], _Number],
+    *,
+    most: _Number,
+    kind: str,
+) -> _Number:
+    """Every numeric variable is read here: any value that does not parse, or falls outside
+    (0, most], is a usage error naming the variable, never a crash."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise TelemetryConfigError(f"{name}={raw!r} must be a positive number")
+        value = parse(raw)
+        accepted = 0 < value <= most
+    except (ValueError, ArithmeticError):
+        accepted = False
+    if not accepted:
+        raise TelemetryConfigError(f"{name}={raw!r} must be a {kind} above 0 and at most {most}")
+    return value
+
+
+def _ascii_whole(raw: str) -> int:
+    # int() also reads other scripts' digits (`٣`); str.isdigit() also passes `²`, which int()
+    # refuses. Only ASCII digits are a whole number here.
+    if not (raw.isascii() and raw.isdigit()):
+        raise ValueError(raw)
+    return int(raw)
+
+
+def _finite(raw: str) -> float:
+    value = float(raw)  # `1e400` parses, to inf
+    if not math.isfinite(value):
+        raise ValueError(raw)
     return value
 
 
 def _whole(environ: Mapping[str, str], name: str, default: int) -> int:
-    raw = environ.get(name, "").strip()
+    return _numeric(environ, name, default, _ascii_whole, most=MAX_WHOLE, kind="whole number")
+
+
+def _timeout(environ: Mapping[str, str], name: str, default: float) -> float:
+    return _numeric(
+        environ, name, default, _finite, most=MAX_TIMEOUT_SECONDS, kind="finite number of seconds"
+    )
+
+
+def _signal_timeout(environ: Mapping[str, str], signal: str) -> float:
+    general = _timeout(environ, "OTEL_EXPORTER_OTLP_TIMEOUT", 10.0)
+    return _timeout(environ, f"OTEL_EXPORTER_OTLP_{signal}_TIMEOUT", general)
+
+
+def _signal_compression(environ: Mapping[str, str], signal: str) -> Compression:
+    general = _compression(environ, "OTEL_EXPORTER_OTLP_COMPRESSION", "none")
+    return _compression(environ, f"OTEL_EXPORTER_OTLP_{signal}_COMPRESSION", general)
+
+
+def _compression(environ: Mapping[str, str], name: str, default: Compression) -> Compression:
+    raw = environ.get(name, "").strip().lower()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise TelemetryConfigError(f"{name}={raw!r} must be a positive whole number")
-    return int(raw)
-
-
-def _compression(environ: Mapping[str, str]) -> Compression:
-    for name in ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"):
-        raw = environ.get(name, "").strip().lower()
-        if not raw:
-            continue
-        if raw == "gzip":
-            return "gzip"
-        if raw == "deflate":
-            return "deflate"
-        if raw == "none":
-            return "none"
-        raise TelemetryConfigError(f"{name}={raw!r} must be gzip, deflate or none")
-    return "none"
+    if raw == "gzip":
+        return "gzip"
+    if raw == "deflate":
+        return "deflate"
+    if raw == "none":
+        return "none"
+    raise TelemetryConfigError(f"{name}={raw!r} must be gzip, deflate or none")
 
 
 def _resource_attributes(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import concurrent.futures.thread  # noqa: F401
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
 
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -44,29 +45,59 @@ class Telemetry(Protocol):
 
     def budget_readers(self) -> list[Callable[[], Iterable[tuple[str, str, int]]]]: ...
 
+
 # The SDK's loggers report every failed batch; Proctor reports the first failure once, itself.
 _SDK_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk")
 _COMPRESSION = {"none": Compression.NoCompression, "gzip": Compression.Gzip,
                 "deflate": Compression.Deflate}  # fmt: skip
+# Per thread: the SDK's last complaint (for the one warning line), and whether the thread is
+# doing Proctor's export right now (`own`).
 _last_problem = threading.local()
+_T = TypeVar("_T")
 
 
-class _Remember(logging.Handler):
-    """Keeps the SDK's last complaint on this thread, for the one warning line to name."""
+class _DropOwnRecords(logging.Filter):
+    """Drops only the records Proctor's own export produces (keeping the last one's text), so an
+    embedding application's OpenTelemetry logging reaches its handlers untouched: no logger's
+    propagate or level is changed."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            _last_problem.text = record.getMessage().splitlines()[0]
-        except Exception:
-            _last_problem.text = record.msg if isinstance(record.msg, str) else "unknown error"
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(_last_problem, "own", False):
+            return True
+        if record.levelno >= logging.WARNING:
+            try:
+                _last_problem.text = record.getMessage().splitlines()[0]
+            except Exception:
+                _last_problem.text = record.msg if isinstance(record.msg, str) else "unknown error"
+        return False
 
 
-def _quiet_sdk_loggers() -> None:
-    for name in _SDK_LOGGERS:
+_FILTER = _DropOwnRecords()
+
+
+def _filter_sdk_loggers() -> None:
+    """A logger's filters see only the records logged on it (not its children's), so the filter
+    goes on every SDK logger that exists once the exporters are imported: they are module-level."""
+    names = [
+        name
+        for name in list(logging.Logger.manager.loggerDict)
+        if any(name == root or name.startswith(root + ".") for root in _SDK_LOGGERS)
+    ]
+    for name in (*_SDK_LOGGERS, *names):
         logger = logging.getLogger(name)
-        if not any(isinstance(h, _Remember) for h in logger.handlers):
-            logger.addHandler(_Remember(logging.WARNING))
-        logger.propagate = False
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+
+
+@contextmanager
+def _own_export() -> Iterator[None]:
+    """Marks this thread as doing Proctor's export, for the filter above."""
+    outer = getattr(_last_problem, "own", False)
+    _last_problem.own = True
+    try:
+        yield
+    finally:
+        _last_problem.own = outer
 
 
 def _problem(default: str) -> str:
@@ -82,11 +113,12 @@ class _SpanExporter(OTLPSpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
-            result = super().export(spans)
+            with _own_export():
+                result = super().export(spans)
         except Exception as exc:
             result, _last_problem.text = SpanExportResult.FAILURE, f"{type(exc).__name__}: {exc}"
         if result is not SpanExportResult.SUCCESS:
-            warn_once(self._telemetry, _problem(f"spans to {self._endpoint}"))
+            _warn(self._telemetry, _problem(f"spans to {self._endpoint}"))
         return result
 
 
@@ -99,12 +131,25 @@ class _MetricExporter(OTLPMetricExporter):
         self, metrics_data: MetricsData, timeout_millis: float | None = 10_000, **kwargs: Any
     ) -> MetricExportResult:
         try:
-            result = super().export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+            with _own_export():
+                result = super().export(metrics_data, timeout_millis=timeout_millis, **kwargs)
         except Exception as exc:
             result, _last_problem.text = MetricExportResult.FAILURE, f"{type(exc).__name__}: {exc}"
         if result is not MetricExportResult.SUCCESS:
-            warn_once(self._telemetry, _problem(f"metrics to {self._endpoint}"))
+            _warn(self._telemetry, _problem(f"metrics to {self._endpoint}"))
         return result
+
+
+def _warn(telemetry: Telemetry, problem: str) -> None:
+    """The warning, with every configured header value scrubbed out (an exception's text may
+    quote one, and header values are credentials)."""
+    config = telemetry.config
+    values = [
+        value
+        for headers in (config.headers, config.traces_headers or (), config.metrics_headers or ())
+        for _, value in headers
+    ]
+    warn_once(telemetry, problem, secrets=values)
 
 
 class Exporting:
@@ -112,7 +157,7 @@ class Exporting:
 
     def __init__(self, telemetry: Telemetry) -> None:
         config = telemetry.config
-        _quiet_sdk_loggers()
+        _filter_sdk_loggers()
         resource = Resource.create(
             {
                 **dict(config.resource_attributes),
@@ -120,24 +165,20 @@ class Exporting:
                 n.ROLE: telemetry.service_role,
             }
         )
-        common: dict[str, Any] = {
-            "timeout": config.timeout_seconds,
-            "compression": _COMPRESSION[config.compression],
-        }
         span_exporter = _SpanExporter(
             telemetry,
             endpoint=config.traces_endpoint,
-            headers=dict(config.traces_headers if config.traces_headers is not None
-                         else config.headers),
-            **common,
-        )  # fmt: skip
+            headers=dict(_either(config.traces_headers, config.headers)),
+            timeout=_either(config.traces_timeout_seconds, config.timeout_seconds),
+            compression=_COMPRESSION[_either(config.traces_compression, config.compression)],
+        )
         metric_exporter = _MetricExporter(
             telemetry,
             endpoint=config.metrics_endpoint,
-            headers=dict(config.metrics_headers if config.metrics_headers is not None
-                         else config.headers),
-            **common,
-        )  # fmt: skip
+            headers=dict(_either(config.metrics_headers, config.headers)),
+            timeout=_either(config.metrics_timeout_seconds, config.timeout_seconds),
+            compression=_COMPRESSION[_either(config.metrics_compression, config.compression)],
+        )
         self.ids = RunIds()
         self.tracer_provider = TracerProvider(
             resource=resource, id_generator=self.ids, shutdown_on_exit=False
@@ -174,20 +215,27 @@ class Exporting:
         self.builder = SpanBuilder(tracer, self.ids, self.instruments, telemetry.service_role)
 
     def handle(self, record: Record) -> None:
-        self.builder.handle(record)
+        with _own_export():  # a full SDK queue complains here, on Proctor's thread
+            self.builder.handle(record)
 
     def settle(self) -> None:
         """The queue is drained: end the spans that wait on a record that did not come."""
-        self.builder.settle()
+        with _own_export():
+            self.builder.settle()
 
     def finish(self) -> None:
         """End what is still open, then flush and stop the providers (the final metrics go
         out here too)."""
-        try:
-            self.builder.close()
-        finally:
-            self.tracer_provider.shutdown()
-            self.meter_provider.shutdown()
+        with _own_export():
+            try:
+                self.builder.close()
+            finally:
+                self.tracer_provider.shutdown()
+                self.meter_provider.shutdown()
+
+
+def _either(specific: _T | None, general: _T) -> _T:
+    return general if specific is None else specific
 
 
 def start_exporting(telemetry: Telemetry) -> Exporting:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Iterable
 
 from governance.screening._redaction import redact_text
 
@@ -11,8 +12,13 @@ _warned: set[int] = set()
 _lock = threading.Lock()
 
 
-def warn_once(owner: object, problem: str) -> None:
-    """One line on stderr for `owner` (a Telemetry), the first time anything goes wrong."""
+def warn_once(owner: object, problem: str, *, secrets: Iterable[str] = ()) -> None:
+    """One line on stderr for `owner` (a Telemetry), the first time anything goes wrong. Each of
+    `secrets` (configured header values) is scrubbed from `problem`, as written and as repr()
+    would quote it, before the general redaction."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        for form in {secret, repr(secret)[1:-1]}:
+            problem = problem.replace(form, "[redacted]")
     with _lock:
         if id(owner) in _warned:
             return
