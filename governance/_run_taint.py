@@ -22,6 +22,7 @@ the loop, one MCP session, one client conversation).
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ from governance.core._contracts import RunUsage
 # The audit record of what the output screen found, written with the call's outcome.
 FLAGGED_KIND = "guardrail.flagged"
 TOOL_OUTPUT_STAGE = "tool_output"
+READ_RUNS_KEPT = 65_536  # clean runs remembered as read (see RunTaint._read)
 
 
 class _Event(Protocol):
@@ -45,10 +47,13 @@ class RunTaint:
     """The runs this firewall saw read untrusted text; `usage()` applies it to a decision."""
 
     def __init__(self, chain: Callable[[str], Sequence[_Event]] | None = None) -> None:
-        """`chain(run_id)`: the run's audit events, read when a review resumes a call (None:
-        the sink cannot be read back, so only this process's memory counts)."""
+        """`chain(run_id)`: the run's audit events, read the first time this process decides a
+        call of the run and on every review (None: the sink cannot be read back, so only this
+        process's memory counts)."""
         self._runs: set[str] = set()
-        self._read: set[str] = set()  # runs whose chain this process has read once
+        # Runs whose chain was read and found clean: bounded (a server makes a run per session,
+        # a stateless MCP request one per request); forgetting one only costs a read again.
+        self._read: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self._chain = chain
 
@@ -70,9 +75,15 @@ class RunTaint:
         if run_id not in self._runs:
             if not read_chain and run_id in self._read:
                 return usage
+            # Read before remembering it as read: a call of the same run decided meanwhile on
+            # another thread reads the chain too, instead of taking "read" for "clean".
+            tainted = self._tainted_on_chain(run_id)
             with self._lock:
-                self._read.add(run_id)
-            if not self._tainted_on_chain(run_id):
+                self._read[run_id] = None
+                self._read.move_to_end(run_id)
+                while len(self._read) > READ_RUNS_KEPT:
+                    self._read.popitem(last=False)
+            if not tainted:
                 return usage
         return replace(usage, tainted=True) if usage is not None else RunUsage(tainted=True)
 

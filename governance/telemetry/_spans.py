@@ -284,12 +284,13 @@ class SpanBuilder:
         if turn.error_kind:
             span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=turn.ended_ns)
+        # Metric attributes too: a model name is the caller's text, as on the span.
         common: dict[str, str] = {
             n.OPERATION_NAME: n.OP_CHAT,
-            n.PROVIDER_NAME: turn.provider,
-            n.REQUEST_MODEL: turn.model,
+            n.PROVIDER_NAME: _safe(turn.provider),
+            n.REQUEST_MODEL: _safe(turn.model),
         }
-        timed = {**common, n.ERROR_TYPE: turn.error_kind} if turn.error_kind else common
+        timed = {**common, n.ERROR_TYPE: _safe(turn.error_kind)} if turn.error_kind else common
         seconds = max(turn.ended_ns - turn.started_ns, 0) / 1e9
         self._instruments.operation_duration.record(seconds, timed)
         for kind, tokens in (("input", turn.input_tokens), ("output", turn.output_tokens)):

@@ -59,3 +59,25 @@ def test_an_agent_name_holding_a_secret_reaches_the_backend_redacted(tmp_path: P
     received, audit = _export(tmp_path, [call])
     assert GITHUB not in audit
     assert GITHUB not in received
+
+
+def test_a_model_name_holding_a_secret_reaches_neither_spans_nor_metrics(tmp_path: Path) -> None:
+    from governance.telemetry import TurnRecord
+
+    (tmp_path / "otel").mkdir()
+    with OtlpReceiver(tmp_path / "otel") as receiver:
+        config = telemetry_config(flag=False, environ={"PROCTOR_OTEL_ENDPOINT": receiver.endpoint})
+        assert config is not None
+        telemetry = Telemetry.start(config, service_role="ask")
+        telemetry.model_turn(
+            TurnRecord(
+                run_id="run-1", started_ns=1, ended_ns=2, provider="openai", model=AWS,
+                live=True, input_tokens=3, output_tokens=4, finish_reason="stop",
+                tool_calls=0, error_kind=None,
+            )  # fmt: skip
+        )
+        telemetry.shutdown(timeout_seconds=20)
+        assert receiver.wait_for(lambda r: bool(r.spans()) and bool(r.metrics()))
+        received = receiver.raw_text()
+    assert "gen_ai.client.token.usage" in received  # the metrics did arrive
+    assert AWS not in received

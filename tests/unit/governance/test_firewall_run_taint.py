@@ -202,3 +202,26 @@ def test_only_a_tool_output_flag_on_the_chain_taints_the_run() -> None:
     assert taint.usage("r1", RunUsage(tokens_used=5), read_chain=True) == RunUsage(tokens_used=5)
     assert taint.usage("r2", RunUsage(tokens_used=5), read_chain=True) == RunUsage(5, True)
     assert "r2" in taint and "r1" not in taint  # learnt once, then the hot path knows it
+
+
+def test_clean_runs_are_remembered_boundedly_and_taint_never_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("governance._run_taint.READ_RUNS_KEPT", 2)
+    reads: list[str] = []
+    chain = {"dirty": [_Event("guardrail.flagged", "tool_output")]}
+
+    def events(run_id: str) -> list[_Event]:
+        reads.append(run_id)
+        return chain.get(run_id, [])
+
+    taint = RunTaint(events)
+    dirty = taint.usage("dirty", None)
+    assert dirty is not None and dirty.tainted
+    for run_id in ("a", "b", "c", "a"):  # "a" was pushed out by "c": read again, still clean
+        assert taint.usage(run_id, None) is None
+    assert reads == ["dirty", "a", "b", "c", "a"]
+    for _ in range(3):  # however many clean runs came since, the tainted one stays tainted
+        again = taint.usage("dirty", None)
+        assert again is not None and again.tainted
+    assert reads.count("dirty") == 1
