@@ -44,6 +44,19 @@ def _probe(args: list[str]) -> dict[str, object]:
     return dict(json.loads(done.stdout.splitlines()[-1]))
 
 
+def _python(code: str, cwd: Path, *paths: Path) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter with the repository (and `paths`) importable."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (REPO, *paths))},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_the_named_command_is_imported_then_the_heap_is_frozen_and_collection_resumes() -> None:
     seen = _probe(["run", "--no-baseline"])
     assert seen["enabled"] is True
@@ -73,15 +86,7 @@ def test_the_entry_point_still_maps_a_failing_command_import_onto_the_exit_code_
         "sys.argv = ['proctor', 'broken']\n"
         "_app.main()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(code, tmp_path)
     assert done.returncode == 70, done.stderr
     assert "harness_no_such_module_for_preload" in done.stderr
 
@@ -96,15 +101,8 @@ def test_the_entry_point_preloads_the_command_it_runs(tmp_path: Path) -> None:
         "except SystemExit as exc:\n"
         "    print('exit', exc.code, 'frozen', gc.get_freeze_count() > 0, gc.isenabled())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "exit 0 frozen True True"
 
 
@@ -123,14 +121,6 @@ def test_an_interrupt_while_the_command_imports_exits_as_the_group_reports_one(
         "sys.argv = ['proctor', 'cut']\n"
         + ("_app.main()\n" if entry == "main" else "_app.cli.main(prog_name='proctor')\n")
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(code, tmp_path, tmp_path)
     assert done.returncode == 70, done.stderr
     assert done.stderr.strip() == "Aborted."
