@@ -16,9 +16,32 @@ bounded queue and a background thread does the rest.
 
 from __future__ import annotations
 
-from governance.telemetry._config import TelemetryConfig, TelemetryConfigError, telemetry_config
-from governance.telemetry._records import TurnRecord
-from governance.telemetry._telemetry import INSTALL_HINT, Telemetry
+from typing import TYPE_CHECKING
+
+from governance.core._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from governance.telemetry._config import (
+        TelemetryConfig,
+        TelemetryConfigError,
+        telemetry_config,
+    )
+    from governance.telemetry._records import TurnRecord
+    from governance.telemetry._telemetry import INSTALL_HINT, Telemetry
+
+# Each name loads its module on first use: a command without --otel asks only whether export
+# is on (`telemetry_config`) and never pays for the queue, the records or the warning.
+__getattr__ = lazy_attributes(
+    globals(),
+    {
+        "INSTALL_HINT": "governance.telemetry._telemetry",
+        "Telemetry": "governance.telemetry._telemetry",
+        "TelemetryConfig": "governance.telemetry._config",
+        "TelemetryConfigError": "governance.telemetry._config",
+        "TurnRecord": "governance.telemetry._records",
+        "telemetry_config": "governance.telemetry._config",
+    },
+)
 
 __all__ = [
     "INSTALL_HINT",
